@@ -1,0 +1,91 @@
+"""classify(snapshot, catalogue) -> Diagnosis: the pure heart of raydiag.
+
+No I/O happens here. Every rule's detector reads the shared ``Context``; hits become findings;
+findings that a more specific rule explains better are dropped (``supersedes``); the rest are
+ordered by the triage order of CAUSES.md — the Kubernetes layer first, then connectivity, Ray's
+logical resources and the application — so ``findings[0]`` is the most likely root cause.
+A detector that fails on odd data costs its own rule, never the diagnosis: the failure is
+reported as an error next to the findings.
+"""
+
+from __future__ import annotations
+
+from bot.catalogue import STAGE_ORDER, Catalogue, Rule, default_catalogue
+from bot.classify import detectors as _detectors  # noqa: F401  (registers the detectors)
+from bot.classify.context import Context
+from bot.classify.figures import headline_figures
+from bot.classify.registry import DETECTORS, Hit
+from bot.diagnosis import SEVERITY_ORDER, Diagnosis, Finding
+from bot.snapshot.model import CollectionError, Snapshot
+
+__all__ = ["classify"]
+
+# Subjects that stand for a bare line of text rather than an object: a structural finding of a
+# rule that supersedes a text rule replaces these wherever it fires.
+_TEXT_SUBJECTS = frozenset({"Text"})
+
+
+def _finding(rule: Rule, hit: Hit) -> Finding:
+    return Finding(
+        rule=rule.id,
+        code=rule.code,
+        cause=rule.cause,
+        layer=rule.layer,
+        severity=hit.severity or rule.severity,
+        subject=hit.subject,
+        evidence=list(hit.evidence),
+        params={k: v for k, v in hit.params.items() if isinstance(v, str)},
+    )
+
+
+def _drop_superseded(findings: list[Finding], catalogue: Catalogue) -> list[Finding]:
+    fired: dict[str, set[object]] = {}
+    for finding in findings:
+        fired.setdefault(finding.rule, set()).add(finding.subject)
+    dropped: set[int] = set()
+    for index, finding in enumerate(findings):
+        for winner, subjects in fired.items():
+            rule = catalogue.get(winner)
+            if rule is None or finding.rule not in rule.supersedes:
+                continue
+            if finding.subject in subjects or finding.subject.kind in _TEXT_SUBJECTS:
+                dropped.add(index)
+    return [f for i, f in enumerate(findings) if i not in dropped]
+
+
+def classify(snapshot: Snapshot, catalogue: Catalogue | None = None) -> Diagnosis:
+    catalogue = catalogue or default_catalogue()
+    context = Context(snapshot)
+    found: list[tuple[tuple[int, int, int, int], Finding]] = []
+    errors = list(snapshot.errors)
+    for rule in catalogue:
+        spec = DETECTORS[rule.detector]
+        try:
+            hits = list(spec.func(context, rule))
+        except Exception as error:  # a detector bug must not cost the whole diagnosis
+            errors.append(
+                CollectionError(
+                    source=f"rule {rule.id}",
+                    message=f"the rule could not be evaluated: {type(error).__name__}: {error}",
+                    hint="please report this with the snapshot (raydiag collect -o snapshot.json)",
+                )
+            )
+            continue
+        for hit in hits:
+            finding = _finding(rule, hit)
+            order = (
+                SEVERITY_ORDER[finding.severity],
+                STAGE_ORDER[rule.stage],
+                rule.priority,
+                len(found),
+            )
+            found.append((order, finding))
+    found.sort(key=lambda item: item[0])
+    findings = _drop_superseded([f for _, f in found], catalogue)
+    return Diagnosis(
+        cluster=snapshot.cluster,
+        findings=findings,
+        errors=errors,
+        notes=list(snapshot.notes),
+        figures=headline_figures(context),
+    )

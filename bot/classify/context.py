@@ -1,0 +1,184 @@
+"""Read-only views over one snapshot, computed once and shared by every detector.
+
+Detectors ask the same questions (which Pods are Ray workers, which Ray node has this IP, what is
+bound to that node); answering them here keeps each detector short and the whole classification
+linear in the size of the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, TypeVar
+
+from bot.snapshot.kubernetes import Event, KubernetesState, Node, Pod, RayClusterObject
+from bot.snapshot.model import Snapshot
+from bot.snapshot.ray import RayNode, RayState
+
+T = TypeVar("T")
+
+RAY_CLUSTER_LABEL = "ray.io/cluster"
+RAY_NODE_TYPE_LABEL = "ray.io/node-type"
+RAY_GROUP_LABEL = "ray.io/group"
+
+
+@dataclass(frozen=True)
+class Text:
+    """A line of text from anywhere in the snapshot, with where it came from."""
+
+    source: str  # event | log | paste | autoscaler | serve | job | condition
+    text: str
+    pod: str | None = None
+    namespace: str | None = None
+    container: str | None = None
+    object_kind: str | None = None
+    object_name: str | None = None
+
+
+class Context:
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.kube: KubernetesState = snapshot.kubernetes or KubernetesState(nodes_complete=False)
+        self.ray: RayState | None = snapshot.ray
+        self.has_kubernetes = snapshot.kubernetes is not None
+        self.cluster = snapshot.cluster
+        self.namespace = snapshot.namespace
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """Compute a shared analysis once per classification (several rules read one analysis)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        result: T = self._memo[key]
+        return result
+
+    # --- Kubernetes -------------------------------------------------------------------------
+    @cached_property
+    def nodes_by_name(self) -> dict[str, Node]:
+        return {node.name: node for node in self.kube.nodes}
+
+    @cached_property
+    def live_pods(self) -> list[Pod]:
+        return [pod for pod in self.kube.pods if not pod.terminated]
+
+    @cached_property
+    def requested_by_node(self) -> dict[str, dict[str, float]]:
+        """Sum of requests of non-terminated Pods bound to each node, plus a ``pods`` count."""
+        totals: dict[str, dict[str, float]] = defaultdict(dict)
+        for pod in self.live_pods:
+            if not pod.node_name:
+                continue
+            used = totals[pod.node_name]
+            for resource, amount in pod.requests.items():
+                used[resource] = used.get(resource, 0.0) + amount
+            used["pods"] = used.get("pods", 0.0) + 1
+        return dict(totals)
+
+    @cached_property
+    def unscheduled_pods(self) -> list[Pod]:
+        return [pod for pod in self.live_pods if pod.unscheduled and not pod.deleting]
+
+    @cached_property
+    def events_by_object(self) -> dict[tuple[str | None, str], list[Event]]:
+        index: dict[tuple[str | None, str], list[Event]] = defaultdict(list)
+        for event in self.kube.events:
+            if event.object_name:
+                index[(event.namespace, event.object_name)].append(event)
+        return dict(index)
+
+    def events_for(self, name: str, namespace: str | None) -> list[Event]:
+        found = list(self.events_by_object.get((namespace, name), []))
+        if namespace is not None:
+            found += self.events_by_object.get((None, name), [])
+        return found
+
+    def latest_event(self, pod: Pod, reason: str) -> Event | None:
+        matching = [e for e in self.events_for(pod.name, pod.namespace) if e.reason == reason]
+        if not matching:
+            return None
+        return max(matching, key=lambda e: (e.last_seen is not None, e.last_seen or 0, e.count))
+
+    @cached_property
+    def ray_pods(self) -> list[Pod]:
+        return [p for p in self.live_pods if RAY_NODE_TYPE_LABEL in p.labels or RAY_CLUSTER_LABEL in p.labels]
+
+    @cached_property
+    def head_pods(self) -> list[Pod]:
+        return [p for p in self.ray_pods if p.labels.get(RAY_NODE_TYPE_LABEL) == "head"]
+
+    @cached_property
+    def worker_pods(self) -> list[Pod]:
+        return [p for p in self.ray_pods if p.labels.get(RAY_NODE_TYPE_LABEL) == "worker"]
+
+    def raycluster_for(self, pod: Pod) -> RayClusterObject | None:
+        name = pod.labels.get(RAY_CLUSTER_LABEL)
+        return next(
+            (rc for rc in self.kube.rayclusters if rc.name == name and rc.namespace == pod.namespace),
+            None,
+        )
+
+    def head_pod_for(self, cluster_name: str | None, namespace: str | None) -> Pod | None:
+        return next(
+            (
+                p
+                for p in self.head_pods
+                if (cluster_name is None or p.labels.get(RAY_CLUSTER_LABEL) == cluster_name)
+                and (namespace is None or p.namespace == namespace)
+            ),
+            None,
+        )
+
+    # --- Ray --------------------------------------------------------------------------------
+    @cached_property
+    def ray_nodes(self) -> list[RayNode]:
+        return self.ray.alive_nodes if self.ray else []
+
+    @cached_property
+    def ray_nodes_by_ip(self) -> dict[str, RayNode]:
+        return {node.node_ip: node for node in self.ray_nodes if node.node_ip}
+
+    @property
+    def ray_nodes_known(self) -> bool:
+        """True when the snapshot lists Ray nodes one by one (not only cluster totals)."""
+        return bool(self.ray and self.ray.nodes)
+
+    # --- Text -------------------------------------------------------------------------------
+    @cached_property
+    def texts(self) -> list[Text]:
+        found: list[Text] = []
+        for event in self.kube.events:
+            pod = event.object_name if event.object_kind in (None, "Pod") else None
+            found.append(
+                Text(
+                    "event",
+                    f"{event.reason}: {event.message}" if event.reason else event.message,
+                    pod=pod,
+                    namespace=event.namespace,
+                    object_kind=event.object_kind,
+                    object_name=event.object_name,
+                )
+            )
+        for log in self.kube.logs:
+            found += [
+                Text("log", line, pod=log.pod, namespace=log.namespace, container=log.container)
+                for line in log.lines
+            ]
+        for line in self.snapshot.texts:
+            found.append(
+                Text(line.source, line.text, pod=line.pod, namespace=line.namespace, container=line.container)
+            )
+        if self.ray:
+            found += [Text("autoscaler", failure) for failure in self.ray.recent_failures]
+            for job in self.ray.jobs:
+                if job.message:
+                    found.append(
+                        Text("job", job.message, object_kind="RayJob", object_name=job.submission_id)
+                    )
+        return found
+
+    def iter_texts(self, sources: frozenset[str] | None = None) -> Iterator[Text]:
+        for text in self.texts:
+            if sources is None or text.source in sources:
+                yield text

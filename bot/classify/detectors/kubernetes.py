@@ -1,0 +1,248 @@
+"""Kubernetes-layer detectors other than the scheduler replay: GPU nodes, failing Pods, quotas,
+scheduling gates, and the collection errors that every diagnosis reports as findings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.catalogue import Rule
+from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
+from bot.classify.detectors.scheduling import is_gpu_node
+from bot.classify.fit import GPU_NODE_LABELS, GPU_RESOURCE, LEGACY_GPU_RESOURCE
+from bot.classify.registry import Hit, detector
+from bot.diagnosis import Evidence, Subject
+from bot.snapshot.kubernetes import ContainerStatus, Node, Pod
+
+
+class GpuNodeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verdict: Literal["no-allocatable", "legacy-resource", "device-plugin-down"]
+
+
+def _gpu_label(node: Node) -> tuple[str, str]:
+    for key in GPU_NODE_LABELS:
+        if key in node.labels:
+            return key, node.labels[key]
+    if any(t.key == GPU_RESOURCE for t in node.taints):
+        return "taint", GPU_RESOURCE
+    if LEGACY_GPU_RESOURCE in node.allocatable or LEGACY_GPU_RESOURCE in node.capacity:
+        return "resource", LEGACY_GPU_RESOURCE
+    return "", ""
+
+
+def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
+    found: dict[str, list[Pod]] = {}
+    for pod in ctx.kube.device_plugin_pods:
+        if pod.node_name:
+            found.setdefault(pod.node_name, []).append(pod)
+    return found
+
+
+@detector(
+    "gpu_nodes",
+    ("node", "gpu_label", "gpu_value", "resource", "plugin_pod", "plugin_status"),
+    GpuNodeParams,
+)
+def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = GpuNodeParams.model_validate(rule.params).verdict
+    plugins = _plugin_pods_by_node(ctx)
+    plugins_collected = bool(ctx.kube.device_plugin_pods)
+    for node in ctx.kube.nodes:
+        legacy = node.allocatable.get(LEGACY_GPU_RESOURCE, node.capacity.get(LEGACY_GPU_RESOURCE, 0.0))
+        gpus = node.allocatable.get(GPU_RESOURCE, 0.0)
+        if not (is_gpu_node(node) or legacy > 0):
+            continue
+        label, value = _gpu_label(node)
+        on_node = plugins.get(node.name, [])
+        plugin_ok = any(p.phase == "Running" and p.ready for p in on_node)
+        params = {
+            "node": node.name,
+            "gpu_label": label,
+            "gpu_value": value,
+            "resource": GPU_RESOURCE,
+            "plugin_pod": ", ".join(p.name for p in on_node) or "none",
+            "plugin_status": ", ".join(
+                f"{p.name}: {p.phase}{'' if p.ready else ', not Ready'}" for p in on_node
+            )
+            or ("no device-plugin Pod on this node" if plugins_collected else "not collected"),
+        }
+        figures = Evidence(
+            source=f"node {node.name} allocatable",
+            text=", ".join(
+                f"{k}: {v:g}"
+                for k, v in sorted(node.allocatable.items())
+                if k in (GPU_RESOURCE, LEGACY_GPU_RESOURCE)
+            )
+            or f"no {GPU_RESOURCE} in allocatable (labels: {label}={value})",
+        )
+        if wanted == "legacy-resource" and legacy > 0 and gpus <= 0:
+            yield Hit(
+                Subject(kind="Node", name=node.name), (figures,), {**params, "resource": LEGACY_GPU_RESOURCE}
+            )
+        elif wanted == "no-allocatable" and gpus <= 0 and legacy <= 0:
+            yield Hit(Subject(kind="Node", name=node.name), (figures,), params)
+        elif wanted == "device-plugin-down" and plugins_collected and not plugin_ok:
+            evidence = [figures] + [
+                Evidence(source=f"pod {p.name}", text=f"phase {p.phase}, ready {p.ready}") for p in on_node
+            ]
+            yield Hit(Subject(kind="Node", name=node.name), tuple(evidence), params)
+
+
+class FailureParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: Literal["image-pull", "crash-loop", "config-error"]
+
+
+_IMAGE_PULL = {
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "ErrImageNeverPull",
+    "RegistryUnavailable",
+}
+_CONFIG = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError", "PreCreateHookError"}
+_RESTARTS_WORTH_A_LOOK = 3
+
+
+def _failure_kind(status: ContainerStatus, pod: Pod) -> str | None:
+    reason = (status.reason or "").split(":")[-1]
+    if reason in _IMAGE_PULL:
+        return "image-pull"
+    if reason in _CONFIG:
+        return "config-error"
+    if reason in {"CrashLoopBackOff", "OOMKilled"}:
+        return "crash-loop"
+    if status.restart_count >= _RESTARTS_WORTH_A_LOOK and not status.ready and pod.phase != "Succeeded":
+        return "crash-loop"
+    return None
+
+
+def _image_of(pod: Pod, container: str) -> str:
+    spec = next((c for c in pod.containers + pod.init_containers if c.name == container), None)
+    status = next((s for s in pod.container_statuses if s.name == container), None)
+    return (spec.image if spec else None) or (status.image if status else None) or ""
+
+
+@detector(
+    "pod_failures",
+    ("pod", "container", "reason", "message", "image", "restarts", "exit_code", "group", "raycluster"),
+    FailureParams,
+)
+def pod_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = FailureParams.model_validate(rule.params).reason
+    for pod in ctx.live_pods:
+        failing = [(s, kind) for s in pod.container_statuses if (kind := _failure_kind(s, pod))]
+        matching = [s for s, kind in failing if kind == wanted]
+        if not matching:
+            continue
+        status = matching[0]
+        evidence = [
+            Evidence(
+                source=f"pod {pod.name} {'init container' if s.init else 'container'} {s.name}",
+                text=" ".join(
+                    part
+                    for part in (
+                        s.reason or "",
+                        s.message or "",
+                        f"(restarts: {s.restart_count})" if s.restart_count else "",
+                        f"last terminated: {s.last_terminated_reason}" if s.last_terminated_reason else "",
+                    )
+                    if part
+                ),
+            )
+            for s in matching[:3]
+        ]
+        warnings = [e for e in ctx.events_for(pod.name, pod.namespace) if e.type == "Warning"]
+        evidence += [Evidence(source=f"event {e.reason}", text=e.message) for e in warnings[-3:]]
+        container = (
+            status.name if status.name != "(unknown)" else (pod.containers[0].name if pod.containers else "")
+        )
+        yield Hit(
+            Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
+            tuple(evidence),
+            {
+                "pod": pod.name,
+                "namespace": pod.namespace,
+                "container": container,
+                "reason": status.reason or "",
+                "message": status.message or "",
+                "image": _image_of(pod, status.name),
+                "restarts": str(status.restart_count),
+                "exit_code": "" if status.exit_code is None else str(status.exit_code),
+                "group": pod.labels.get(RAY_GROUP_LABEL, ""),
+                "raycluster": pod.labels.get(RAY_CLUSTER_LABEL, ""),
+            },
+        )
+
+
+_QUOTA = re.compile(
+    r"exceeded quota: (?P<quota>[^,\s]+),\s*requested: (?P<requested>[^,]+(?:,[^,:]+=[^,]+)*),\s*"
+    r"used: (?P<used>.+?),\s*limited: (?P<limited>.+)$"
+)
+
+
+@detector("quota_exceeded", ("quota", "resource", "requested", "used", "limited", "owner", "message"))
+def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    seen: set[tuple[str | None, str | None]] = set()
+    for event in ctx.kube.events:
+        if "exceeded quota" not in event.message:
+            continue
+        key = (event.namespace, event.object_name)
+        if key in seen:
+            continue
+        seen.add(key)
+        match = _QUOTA.search(event.message)
+        fields = match.groupdict() if match else {}
+        requested = fields.get("requested", "")
+        yield Hit(
+            Subject(kind=event.object_kind or "Object", name=event.object_name, namespace=event.namespace),
+            (Evidence(source=f"event {event.reason}", text=event.message),),
+            {
+                "namespace": event.namespace or "",
+                "quota": fields.get("quota", ""),
+                "resource": requested.split("=", 1)[0] if "=" in requested else "",
+                "requested": requested,
+                "used": fields.get("used", ""),
+                "limited": fields.get("limited", ""),
+                "owner": f"{event.object_kind}/{event.object_name}" if event.object_name else "",
+                "message": event.message,
+            },
+        )
+
+
+@detector("scheduling_gates", ("pod", "gate"))
+def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    for pod in ctx.unscheduled_pods:
+        if pod.scheduling_gates:
+            yield Hit(
+                Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
+                (
+                    Evidence(
+                        source=f"pod {pod.name} spec.schedulingGates", text=", ".join(pod.scheduling_gates)
+                    ),
+                ),
+                {"pod": pod.name, "namespace": pod.namespace, "gate": ", ".join(pod.scheduling_gates)},
+            )
+
+
+class CollectionParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source_prefix: str
+
+
+@detector("collection_errors", ("source", "message", "hint"), CollectionParams)
+def collection_errors(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    prefix = CollectionParams.model_validate(rule.params).source_prefix
+    for error in ctx.snapshot.errors:
+        if not error.source.startswith(prefix):
+            continue
+        yield Hit(
+            Subject(kind="Collection", name=error.source),
+            (Evidence(source=error.source, text=error.message),),
+            {"source": error.source, "message": error.message, "hint": error.hint or ""},
+        )

@@ -1,0 +1,620 @@
+"""Ray's logical resources: who asks for what, who could ever hold it, who holds it now.
+
+Ray schedules by declared resources, not by hardware. Each waiting demand is compared with every
+Ray node's total and what is free now, and with every template the autoscaler could add (KubeRay
+worker groups, cluster-launcher node types). That single comparison separates "held by someone"
+(5) from "no node could ever hold it" (6), "the GPU type is registered nowhere" (7), "a template
+hides its GPUs" (4) and "a template fits but the group cannot grow" (9).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.catalogue import Rule
+from bot.classify.context import RAY_GROUP_LABEL, Context
+from bot.classify.fit import GPU_MODEL_LABELS
+from bot.classify.registry import Hit, detector
+from bot.diagnosis import Evidence, Subject
+from bot.snapshot.kubernetes import RayClusterObject, RayGroup
+from bot.snapshot.quantity import parse_quantity
+from bot.snapshot.ray import Demand, RayActor, RayNode
+
+_GPU_MODEL = re.compile(
+    r"(?i)(?:^|[^a-z0-9])(a100|h100|h200|h20|h800|a800|b200|gb200|a10g|a10|a30|a40|l4|l40s|l40|t4|v100|p100|"
+    r"p4|k80|a6000|rtx\d*|mi\d{3}x?|tpu-?v\d\w*)(?=$|[^a-z0-9])"
+)
+_INTERNAL_RESOURCE = re.compile(r"^(bundle_group_|node:__internal)|_group_[0-9a-f]{20,}$")
+
+
+def is_gpu_type_resource(name: str) -> bool:
+    """A custom resource that stands for a GPU model (``accelerator_type:A100``, ``A100``)."""
+    return name.startswith(("accelerator_type:", "accelerator_type_")) or bool(_GPU_MODEL.search(name))
+
+
+def gpu_models(text: str) -> set[str]:
+    return {m.lower() for m in _GPU_MODEL.findall(text.replace("NVIDIA-", "-").replace("Tesla-", "-"))}
+
+
+def format_shape(shape: Mapping[str, float]) -> str:
+    return "{" + ", ".join(f"{k}: {v:g}" for k, v in sorted(shape.items())) + "}"
+
+
+def fits(have: Mapping[str, float], need: Mapping[str, float]) -> bool:
+    return all(have.get(key, 0.0) + 1e-9 >= amount for key, amount in need.items())
+
+
+@dataclass
+class Template:
+    name: str
+    resources: dict[str, float]
+    explicit: bool
+    max_replicas: int | None
+    current: int | None
+    can_grow: bool
+    gpu_limit: float = 0.0
+
+
+def _start_param_resources(params: Mapping[str, str]) -> dict[str, float]:
+    raw = params.get("resources")
+    if not raw:
+        return {}
+    text = raw.strip().strip("'")
+    for _ in range(2):  # KubeRay values are often a JSON string inside quotes
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return {}
+        if isinstance(value, dict):
+            return {str(k): float(v) for k, v in value.items() if isinstance(v, int | float)}
+        if not isinstance(value, str):
+            return {}
+        text = value
+    return {}
+
+
+def group_ray_resources(group: RayGroup) -> tuple[dict[str, float], bool, float]:
+    """What a KubeRay group's Ray node will register: (resources, explicitly declared, GPU limit)."""
+    container = group.ray_container
+    limits = container.limits if container else {}
+    requests = container.requests if container else {}
+    gpu_limit = sum(v for k, v in limits.items() if k.endswith("/gpu"))
+    resources: dict[str, float] = {}
+    params = group.ray_start_params
+    cpu = (
+        parse_quantity(params.get("num-cpus"))
+        if "num-cpus" in params
+        else limits.get("cpu", requests.get("cpu"))
+    )
+    if cpu is not None:
+        resources["CPU"] = float(math.ceil(cpu - 1e-9))
+    gpus = parse_quantity(params.get("num-gpus")) if "num-gpus" in params else gpu_limit
+    if gpus:
+        resources["GPU"] = gpus
+    memory = parse_quantity(params.get("memory")) if "memory" in params else limits.get("memory")
+    if memory:
+        resources["memory"] = memory
+    custom = _start_param_resources(params)
+    resources.update(custom)
+    return resources, bool(custom) or "num-gpus" in params, gpu_limit
+
+
+def _templates(ctx: Context) -> list[Template]:
+    found: list[Template] = []
+    ray = ctx.ray
+    if ray:
+        for node_type in ray.node_types:
+            grow = node_type.max_workers is None or (node_type.current or 0) < node_type.max_workers
+            found.append(
+                Template(
+                    node_type.name,
+                    dict(node_type.resources),
+                    node_type.explicit,
+                    node_type.max_workers,
+                    node_type.current,
+                    grow and (node_type.max_workers or 0) > 0,
+                )
+            )
+    for cluster in _clusters_in_scope(ctx):
+        for group in cluster.worker_groups:
+            resources, explicit, gpu_limit = group_ray_resources(group)
+            current = sum(
+                1
+                for p in ctx.worker_pods
+                if p.labels.get(RAY_GROUP_LABEL) == group.name and p.namespace == cluster.namespace
+            ) or (group.replicas or 0)
+            ceiling = group.max_replicas if group.max_replicas is not None else group.replicas
+            grow = cluster.autoscaling and not group.suspend and (ceiling is None or current < ceiling)
+            found.append(Template(group.name, resources, explicit, ceiling, current, grow, gpu_limit))
+    return found
+
+
+def _clusters_in_scope(ctx: Context) -> list[RayClusterObject]:
+    if ctx.cluster:
+        named = [c for c in ctx.kube.rayclusters if c.name == ctx.cluster]
+        if named:
+            return named
+    return list(ctx.kube.rayclusters)
+
+
+DemandVerdictKind = Literal["held", "infeasible", "gpu-type-missing", "template-omits-gpu", "cannot-grow"]
+
+
+@dataclass
+class DemandVerdict:
+    demand: Demand
+    verdict: DemandVerdictKind
+    params: dict[str, str] = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+def _request(demand: Demand) -> dict[str, float]:
+    return {
+        k: v for k, v in demand.largest_single_request.items() if v > 0 and not _INTERNAL_RESOURCE.search(k)
+    }
+
+
+def demand_label(demand: Demand) -> str:
+    if demand.kind == "placement_group" and demand.bundles:
+        strategy = f" ({demand.strategy})" if demand.strategy else ""
+        return f"placement group {' + '.join(format_shape(b) for b in demand.bundles)}{strategy}"
+    return format_shape(demand.shape)
+
+
+def _node_line(node: RayNode) -> Evidence:
+    total = format_shape(node.resources_total)
+    free = format_shape(node.resources_available) if node.resources_available is not None else "unknown"
+    return Evidence(
+        source=f"ray node {node.node_ip or node.node_id}", text=f"total {total}; available {free}"
+    )
+
+
+def _holders(ctx: Context, nodes: list[RayNode], keys: set[str]) -> list[str]:
+    ray = ctx.ray
+    if ray is None:
+        return []
+    node_ids = {n.node_id for n in nodes if n.node_id}
+    ip_by_id = {n.node_id: n.node_ip for n in ctx.ray_nodes}
+    holders = []
+    scarce = {k for k in keys if k not in ("CPU", "memory")} or keys
+    for actor in ray.actors:
+        if actor.state != "ALIVE" or not scarce & set(actor.required_resources):
+            continue
+        if node_ids and actor.node_id and actor.node_id not in node_ids:
+            continue
+        holders.append(_describe_actor(actor, ip_by_id.get(actor.node_id)))
+    for group in ray.placement_groups:
+        if group.state != "CREATED":
+            continue
+        held = {k for b in group.bundles for k in b} & scarce
+        if held:
+            bundles = " + ".join(format_shape(b) for b in group.bundles)
+            holders.append(
+                f"placement group {group.name or group.placement_group_id} {bundles} ({group.strategy})"
+            )
+    return holders
+
+
+def _describe_actor(actor: RayActor, node_ip: str | None) -> str:
+    name = actor.class_name or "actor"
+    details = [f"name={actor.name}" if actor.name else "", f"job {actor.job_id}" if actor.job_id else ""]
+    details += ["detached" if actor.detached else "", f"on {node_ip}" if node_ip else ""]
+    shown = ", ".join(d for d in details if d)
+    return f"{name} {actor.actor_id or ''} ({shown}) holds {format_shape(actor.required_resources)}".replace(
+        "  ", " "
+    )
+
+
+def _aggregate_verdict(ctx: Context, demand: Demand, need: dict[str, float]) -> DemandVerdictKind | None:
+    """Only cluster totals are known (plain ``ray status``)."""
+    ray = ctx.ray
+    assert ray is not None
+    if not fits(ray.totals, need):
+        return "infeasible"
+    free = {k: ray.totals.get(k, 0.0) - ray.used.get(k, 0.0) for k in ray.totals}
+    count = ray.node_count or sum(ray.node_groups.values()) or None
+    if count == 1:
+        return None if fits(free, need) else "held"
+    if all(ray.used.get(k, 0.0) <= 0 for k in need):
+        # Everything is free, the cluster-wide total is enough, yet it waits: no single node
+        # holds it.
+        return "infeasible"
+    return "held"
+
+
+def analyse_demands(ctx: Context) -> list[DemandVerdict]:
+    ray = ctx.ray
+    if ray is None or not ray.demands:
+        return []
+    nodes = ctx.ray_nodes
+    templates = _templates(ctx)
+    registered: set[str] = set(ray.totals)
+    for node in nodes:
+        registered |= set(node.resources_total)
+    for template in templates:
+        registered |= set(template.resources)
+    gpu_types = sorted(k for k in registered if is_gpu_type_resource(k))
+    results: list[DemandVerdict] = []
+    seen: set[str] = set()
+    for demand in ray.demands:
+        label = demand_label(demand)
+        if label in seen:
+            continue
+        seen.add(label)
+        need = _request(demand)
+        if not need:
+            continue
+        params = {
+            "demand": label,
+            "count": str(demand.count),
+            "registered": ", ".join(gpu_types) or "none",
+        }
+        evidence = [
+            Evidence(source="ray demand", text=demand.source_text or f"{label}: {demand.count} pending")
+        ]
+        missing_type = [k for k in need if is_gpu_type_resource(k) and k not in registered]
+        if missing_type:
+            params.update(resource=missing_type[0], needed=f"{need[missing_type[0]]:g}")
+            results.append(DemandVerdict(demand, "gpu-type-missing", params, evidence))
+            continue
+        holding = [n for n in nodes if fits(n.resources_total, need)]
+        verdict: DemandVerdictKind | None
+        if holding:
+            known = [n for n in holding if n.resources_available is not None]
+            if not known or any(fits(n.resources_available or {}, need) for n in known):
+                continue  # free somewhere now: it will start, or it waits on something else
+            verdict = "held"
+            evidence += [_node_line(n) for n in holding[:3]]
+        elif not nodes and ray.totals:
+            verdict = _aggregate_verdict(ctx, demand, need)
+            if verdict is None:
+                continue
+            evidence.append(
+                Evidence(
+                    source="ray status",
+                    text="; ".join(
+                        f"{k} {ray.used.get(k, 0.0):g}/{ray.totals.get(k, 0.0):g} used" for k in sorted(need)
+                    ),
+                )
+            )
+        else:
+            verdict = "infeasible"
+            evidence += [
+                _node_line(n) for n in sorted(nodes, key=lambda n: -sum(n.resources_total.values()))[:3]
+            ]
+        if verdict == "infeasible":
+            verdict = _template_verdict(templates, need, params, evidence)
+            if verdict is None:
+                continue
+        if verdict == "held":
+            holders = _holders(ctx, holding or nodes, set(need))
+            params["holders"] = "; ".join(holders[:5]) or "not listed in the snapshot"
+            scarce = sorted(need, key=lambda k: k in ("CPU", "memory"))[0]
+            params.update(resource=scarce, needed=f"{need[scarce]:g}")
+            if holding:
+                params["node"] = ", ".join(n.node_ip or n.node_id or "" for n in holding[:5])
+                free = [
+                    n.resources_available.get(scarce, 0.0)
+                    for n in holding
+                    if n.resources_available is not None
+                ]
+                params["available"] = f"{max(free):g}" if free else ""
+                params["total"] = f"{max(n.resources_total.get(scarce, 0.0) for n in holding):g}"
+            else:
+                params["available"] = f"{ray.totals.get(scarce, 0.0) - ray.used.get(scarce, 0.0):g}"
+                params["total"] = f"{ray.totals.get(scarce, 0.0):g}"
+        if verdict == "infeasible":
+            short = _limiting_resource(need, nodes, ray.totals)
+            params.update(resource=short, needed=f"{need[short]:g}")
+            biggest = max(
+                (n.resources_total.get(short, 0.0) for n in nodes), default=ray.totals.get(short, 0.0)
+            )
+            params["total"] = f"{biggest:g}"
+            if not nodes and ray.totals:
+                count = ray.node_count or sum(ray.node_groups.values())
+                params["node"] = f"{count} node(s), {ray.totals.get(short, 0.0):g} {short} in total"
+        results.append(DemandVerdict(demand, verdict, params, evidence))
+    return results
+
+
+def _limiting_resource(need: Mapping[str, float], nodes: list[RayNode], totals: Mapping[str, float]) -> str:
+    def shortage(key: str) -> float:
+        best = max((n.resources_total.get(key, 0.0) for n in nodes), default=totals.get(key, 0.0))
+        return need[key] - best
+
+    return max(need, key=lambda k: (shortage(k), k not in ("CPU", "memory")))
+
+
+def _template_verdict(
+    templates: list[Template], need: dict[str, float], params: dict[str, str], evidence: list[Evidence]
+) -> DemandVerdictKind | None:
+    """No running node can hold the demand: can a template, and can its group grow?"""
+    if not templates:
+        return "infeasible"
+    able = [t for t in templates if fits(t.resources, need)]
+    if able:
+        stuck = [t for t in able if not t.can_grow]
+        if len(stuck) < len(able):
+            return None  # the autoscaler can add a node that fits; it is (or should be) on its way
+        template = stuck[0]
+        params.update(
+            group=template.name,
+            node_type=template.name,
+            max_replicas="" if template.max_replicas is None else str(template.max_replicas),
+            current="" if template.current is None else str(template.current),
+        )
+        evidence.append(
+            Evidence(
+                source=f"worker group {template.name}",
+                text=f"declares {format_shape(template.resources)}; "
+                f"{template.current} of max {template.max_replicas}",
+            )
+        )
+        return "cannot-grow"
+    if need.get("GPU", 0.0) > 0:
+        wanted_types = {k for k in need if is_gpu_type_resource(k)}
+        hiding = [
+            t
+            for t in templates
+            if t.resources.get("GPU", 0.0) <= 0
+            and (t.gpu_limit > 0 or (t.explicit and wanted_types & set(t.resources)))
+        ]
+        if hiding:
+            template = hiding[0]
+            params.update(
+                node_type=template.name, group=template.name, declared=format_shape(template.resources)
+            )
+            evidence.append(
+                Evidence(
+                    source=f"node type {template.name}", text=f"resources {format_shape(template.resources)}"
+                )
+            )
+            return "template-omits-gpu"
+    return "infeasible"
+
+
+class DemandParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verdict: DemandVerdictKind
+
+
+DEMAND_PROVIDES = (
+    "demand",
+    "count",
+    "resource",
+    "needed",
+    "available",
+    "total",
+    "holders",
+    "node",
+    "node_type",
+    "declared",
+    "group",
+    "max_replicas",
+    "current",
+    "registered",
+)
+
+
+@detector("ray_demands", DEMAND_PROVIDES, DemandParams)
+def ray_demands(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = DemandParams.model_validate(rule.params).verdict
+    for result in ctx.memo("ray_demands", lambda: analyse_demands(ctx)):
+        if result.verdict == wanted:
+            yield Hit(
+                Subject(kind="RayDemand", name=result.params["demand"]),
+                tuple(result.evidence),
+                result.params,
+            )
+
+
+@detector("gpu_registration", ("pod", "pod_ip", "pod_gpus", "ray_gpus", "node_id", "group", "container"))
+def gpu_registration(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    if not ctx.ray_nodes_known:
+        return
+    for pod in ctx.ray_pods:
+        wanted = pod.gpu_limit()
+        if wanted <= 0 or pod.phase != "Running" or not pod.pod_ip:
+            continue
+        node = ctx.ray_nodes_by_ip.get(pod.pod_ip)
+        if node is None:
+            continue  # not joined at all: the connectivity rule owns this Pod
+        registered = node.resources_total.get("GPU", 0.0)
+        if abs(registered - wanted) < 1e-9:
+            continue
+        yield Hit(
+            Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
+            (
+                Evidence(source=f"pod {pod.name} limits", text=f"nvidia.com/gpu: {wanted:g}"),
+                Evidence(
+                    source=f"ray node {node.node_ip}",
+                    text=f"GPU total {registered:g}; resources {format_shape(node.resources_total)}",
+                ),
+            ),
+            {
+                "pod": pod.name,
+                "namespace": pod.namespace,
+                "pod_ip": pod.pod_ip,
+                "pod_gpus": f"{wanted:g}",
+                "ray_gpus": f"{registered:g}",
+                "node_id": node.node_id or "",
+                "group": pod.labels.get(RAY_GROUP_LABEL, ""),
+                "container": pod.containers[0].name if pod.containers else "",
+            },
+        )
+
+
+class StartParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verdict: Literal["hides-gpu", "model-mismatch"]
+
+
+def _selected_gpu_model(group: RayGroup) -> tuple[str, str] | None:
+    for key, value in group.node_selector.items():
+        if key in GPU_MODEL_LABELS:
+            return key, value
+    for term in group.required_node_terms:
+        for requirement in term.match_expressions:
+            if requirement.key in GPU_MODEL_LABELS and requirement.operator == "In" and requirement.values:
+                return requirement.key, ",".join(requirement.values)
+    return None
+
+
+@detector(
+    "ray_start_params",
+    ("raycluster", "group", "param", "value", "pod_gpus", "selector_key", "selector_value", "declared"),
+    StartParams,
+)
+def ray_start_params(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = StartParams.model_validate(rule.params).verdict
+    for cluster in _clusters_in_scope(ctx):
+        groups = ([cluster.head] if cluster.head else []) + list(cluster.worker_groups)
+        for group in groups:
+            resources, _, gpu_limit = group_ray_resources(group)
+            params = {
+                "raycluster": cluster.name,
+                "namespace": cluster.namespace,
+                "group": group.name,
+                "pod_gpus": f"{gpu_limit:g}",
+                "declared": format_shape(resources),
+            }
+            subject = Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace)
+            if wanted == "hides-gpu" and gpu_limit > 0 and resources.get("GPU", 0.0) < gpu_limit:
+                value = group.ray_start_params.get("num-gpus", "")
+                yield Hit(
+                    subject,
+                    (
+                        Evidence(
+                            source=f"raycluster {cluster.name} group {group.name}",
+                            text=f"nvidia.com/gpu limit {gpu_limit:g}; rayStartParams num-gpus: {value!r}",
+                        ),
+                    ),
+                    {**params, "param": "num-gpus", "value": value},
+                )
+            if wanted == "model-mismatch":
+                selected = _selected_gpu_model(group)
+                declared_types = [k for k in resources if is_gpu_type_resource(k)]
+                if not selected or not declared_types:
+                    continue
+                key, value = selected
+                chosen, declared = gpu_models(value), set().union(*(gpu_models(k) for k in declared_types))
+                if chosen and declared and not chosen & declared:
+                    yield Hit(
+                        subject,
+                        (
+                            Evidence(
+                                source=f"raycluster {cluster.name} group {group.name}",
+                                text=f"nodeSelector {key}={value}; rayStartParams resources "
+                                f"{group.ray_start_params.get('resources', '')}",
+                            ),
+                        ),
+                        {
+                            **params,
+                            "param": "resources",
+                            "value": group.ray_start_params.get("resources", ""),
+                            "selector_key": key,
+                            "selector_value": value,
+                            "declared": ", ".join(declared_types),
+                        },
+                    )
+
+
+_FINISHED_JOB = {"SUCCEEDED", "FAILED", "STOPPED"}
+_SERVE_CLASSES = ("ServeReplica", "ServeController", "ProxyActor", "HTTPProxyActor", "ServeDeploymentReplica")
+
+
+def _age(start: datetime | None, now: datetime | None) -> str:
+    if start is None or now is None:
+        return ""
+    try:
+        seconds = (now - start).total_seconds()
+    except TypeError:
+        return ""
+    if seconds < 0:
+        return ""
+    hours, rest = divmod(int(seconds), 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m"
+
+
+@detector("leftover_actors", ("actor", "actor_id", "class_name", "job_id", "resources", "node_ip", "age"))
+def leftover_actors(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    ray = ctx.ray
+    if ray is None:
+        return
+    finished = {j.job_id for j in ray.jobs if j.job_id and j.status.upper() in _FINISHED_JOB}
+    scarce_waiting = any(
+        k not in ("CPU", "memory", "object_store_memory")
+        for d in ray.demands
+        for k in d.largest_single_request
+    )
+    ip_by_id = {n.node_id: n.node_ip for n in ray.nodes}
+    for actor in ray.actors:
+        scarce = {k: v for k, v in actor.required_resources.items() if k not in ("CPU", "memory") and v > 0}
+        if actor.state != "ALIVE" or not scarce:
+            continue
+        if (actor.class_name or "").startswith(_SERVE_CLASSES) or actor.ray_namespace == "serve":
+            continue
+        orphaned = actor.job_id in finished
+        if not orphaned and not (actor.detached and scarce_waiting):
+            continue
+        why = f"job {actor.job_id} has finished" if orphaned else "detached, while other work waits"
+        yield Hit(
+            Subject(kind="RayActor", name=actor.name or actor.actor_id or actor.class_name),
+            (
+                Evidence(
+                    source=f"ray actor {actor.actor_id}", text=f"ALIVE; {why}; holds {format_shape(scarce)}"
+                ),
+            ),
+            {
+                "actor": actor.name or actor.actor_id or "",
+                "actor_id": actor.actor_id or "",
+                "class_name": actor.class_name or "",
+                "job_id": actor.job_id or "",
+                "resources": format_shape(actor.required_resources),
+                "node_ip": ip_by_id.get(actor.node_id) or "",
+                "age": _age(actor.start_time, ctx.snapshot.collected_at),
+            },
+        )
+
+
+@detector("autoscaler_failures", ("raycluster", "group", "reason", "message"))
+def autoscaler_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    for cluster in ctx.kube.rayclusters:
+        for condition in cluster.conditions:
+            if condition.type == "ReplicaFailure" and condition.status == "True":
+                yield Hit(
+                    Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
+                    (
+                        Evidence(
+                            source=f"raycluster {cluster.name} condition ReplicaFailure",
+                            text=condition.message or "",
+                        ),
+                    ),
+                    {
+                        "raycluster": cluster.name,
+                        "namespace": cluster.namespace,
+                        "group": "",
+                        "reason": condition.reason or "",
+                        "message": condition.message or "",
+                    },
+                )
+    if ctx.ray and ctx.ray.recent_failures:
+        failures = ctx.ray.recent_failures
+        yield Hit(
+            Subject(kind="RayAutoscaler", name=ctx.cluster),
+            tuple(Evidence(source="ray status: recent failures", text=line) for line in failures[:5]),
+            {
+                "raycluster": ctx.cluster or "",
+                "group": "",
+                "reason": "recent failures",
+                "message": failures[0],
+            },
+        )

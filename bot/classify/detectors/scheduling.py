@@ -1,0 +1,471 @@
+"""Pending Pods: which scheduler filter holds each one, and what that means.
+
+One analysis per Pod is shared by the rules for causes 1, 2, 3 and 7: the explainer decides the
+single most specific verdict (a GPU nobody advertises beats "Insufficient nvidia.com/gpu"; a GPU
+model label that exists on no node beats "didn't match node selector"), and each rule picks the
+Pods with its verdict. With the full node list the verdict comes from replaying the filters; with
+only a pasted event, from the scheduler's own reasons.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.catalogue import Rule
+from bot.classify.context import RAY_GROUP_LABEL, Context
+from bot.classify.fit import (
+    BASIC_RESOURCES,
+    CONTROL_PLANE_TAINTS,
+    GPU_MODEL_LABELS,
+    GPU_NODE_LABELS,
+    GPU_RESOURCE,
+    FitExplainer,
+    FitExplanation,
+    Shortfall,
+    matches_node_affinity,
+    normalise_reason,
+    parse_scheduler_message,
+    reason_category,
+    selector_requirements,
+)
+from bot.classify.registry import Hit, detector
+from bot.diagnosis import Evidence, Subject
+from bot.snapshot.kubernetes import Event, Node, Pod
+from bot.snapshot.quantity import format_amount
+
+Verdict = Literal[
+    "insufficient",
+    "fragmented",
+    "exceeds-every-node",
+    "taint",
+    "selector",
+    "cordoned",
+    "volume",
+    "topology",
+    "gpu-not-advertised",
+    "unknown-resource",
+    "gpu-label-missing",
+]
+
+FIT_PROVIDES = (
+    "pod",
+    "summary",
+    "scheduler_message",
+    "requests",
+    "closest",
+    "lacking",
+    "taint",
+    "selector",
+    "resource",
+    "node",
+    "pvc",
+    "free_total",
+    "largest_node",
+    "owner",
+    "gpu_label",
+    "gpu_value",
+    "known_values",
+    "group",
+)
+
+
+class FitParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verdict: Verdict
+
+
+@dataclass
+class PodFit:
+    pod: Pod
+    verdict: Verdict
+    params: dict[str, str] = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+def is_gpu_node(node: Node) -> bool:
+    if any(key in node.labels for key in GPU_NODE_LABELS if node.labels.get(key) not in ("false", "0")):
+        return True
+    return any(taint.key == GPU_RESOURCE for taint in node.taints)
+
+
+def _gpu_label(node: Node) -> tuple[str, str]:
+    for key in GPU_NODE_LABELS:
+        if key in node.labels:
+            return key, node.labels[key]
+    return "taint", GPU_RESOURCE
+
+
+def _format_requests(requests: dict[str, float]) -> str:
+    shown = [r for r in BASIC_RESOURCES if r in requests] + sorted(
+        r for r in requests if r not in BASIC_RESOURCES
+    )
+    return ", ".join(f"{r}={format_amount(r, requests[r])}" for r in shown if requests[r] > 0) or "none"
+
+
+def _closest(shortfalls: dict[str, list[Shortfall]], limit: int = 3) -> list[tuple[str, list[Shortfall]]]:
+    def badness(item: tuple[str, list[Shortfall]]) -> tuple[int, float]:
+        lacking = item[1]
+        relative = sum((s.needed - s.free) / s.needed if s.needed else 1.0 for s in lacking)
+        return len(lacking), relative
+
+    return sorted(shortfalls.items(), key=badness)[:limit]
+
+
+def _describe_closest(closest: list[tuple[str, list[Shortfall]]]) -> str:
+    return "; ".join(f"{node} ({', '.join(s.describe() for s in lacking)})" for node, lacking in closest)
+
+
+def _unbound_pvcs(ctx: Context, pod: Pod) -> list[str]:
+    known = {(p.namespace, p.name): p for p in ctx.kube.pvcs}
+    unbound = []
+    for name in pod.pvc_names:
+        claim = known.get((pod.namespace, name))
+        if claim is not None and claim.phase != "Bound":
+            unbound.append(name)
+    return unbound
+
+
+def _event_evidence(event: Event | None) -> list[Evidence]:
+    if event is None:
+        return []
+    times = f" (x{event.count})" if event.count > 1 else ""
+    return [Evidence(source=f"event {event.reason}{times}", text=event.message)]
+
+
+def _missing_resource(pod: Pod, nodes: list[Node]) -> str | None:
+    for resource, amount in sorted(pod.requests.items()):
+        if amount <= 0 or resource in BASIC_RESOURCES or resource == "pods":
+            continue
+        if not any(node.allocatable.get(resource, 0.0) > 0 for node in nodes):
+            return resource
+    return None
+
+
+def _gpu_label_gap(pod: Pod, nodes: list[Node]) -> tuple[str, str, list[str]] | None:
+    """A GPU-model label the Pod requires with a value that no node carries."""
+    wanted: list[tuple[str, list[str]]] = [(k, [v]) for k, v in pod.node_selector.items()]
+    for term in pod.required_node_terms:
+        wanted += [(r.key, r.values) for r in term.match_expressions if r.operator == "In"]
+    for key, values in wanted:
+        if key not in GPU_MODEL_LABELS:
+            continue
+        present = sorted({node.labels[key] for node in nodes if key in node.labels})
+        if not set(values) & set(present):
+            return key, ", ".join(values), present
+    return None
+
+
+def _gpu_params(ctx: Context, resource: str) -> dict[str, str]:
+    silent = [n for n in ctx.kube.nodes if is_gpu_node(n) and n.allocatable.get(resource, 0.0) <= 0]
+    if not silent:
+        return {}
+    label, value = _gpu_label(silent[0])
+    return {
+        "node": ", ".join(n.name for n in silent[:5]),
+        "gpu_label": label,
+        "gpu_value": value,
+        "resource": resource,
+    }
+
+
+def _structural(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Verdict, dict[str, str]] | None:
+    nodes = ctx.kube.nodes
+    missing = _missing_resource(pod, nodes)
+    if missing is not None:
+        gpu = _gpu_params(ctx, missing)
+        if gpu and missing == GPU_RESOURCE:
+            return "gpu-not-advertised", gpu
+        offered = sorted({r for n in nodes for r in n.allocatable if "/" in r})
+        return "unknown-resource", {"resource": missing, "known_values": ", ".join(offered) or "none"}
+    gap = _gpu_label_gap(pod, nodes)
+    if gap is not None:
+        key, value, present = gap
+        return "gpu-label-missing", {"gpu_label": key, "gpu_value": value, "known_values": ", ".join(present)}
+    if explanation.prefilter_reason:
+        return "volume", {}
+    if explanation.fitting_nodes:
+        return None
+    if explanation.eligible_nodes:
+        silent = [
+            ctx.nodes_by_name[n]
+            for n in explanation.eligible_nodes
+            if is_gpu_node(ctx.nodes_by_name[n])
+            and ctx.nodes_by_name[n].allocatable.get(GPU_RESOURCE, 0.0) <= 0
+        ]
+        if pod.requests.get(GPU_RESOURCE, 0.0) > 0 and silent:
+            # A GPU node the Pod may use advertises no GPU: the device plugin, not capacity.
+            label, value = _gpu_label(silent[0])
+            return "gpu-not-advertised", {
+                "node": ", ".join(n.name for n in silent[:5]),
+                "gpu_label": label,
+                "gpu_value": value,
+                "resource": GPU_RESOURCE,
+            }
+        affinity_blocked = [n for n in explanation.eligible_nodes if n in explanation.blocked_by]
+        if affinity_blocked:
+            return "topology", {"node": ", ".join(affinity_blocked[:5])}
+        return _capacity_verdict(ctx, explanation, pod)
+    return _constraint_verdict(ctx, explanation, pod)
+
+
+def _capacity_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Verdict, dict[str, str]]:
+    eligible = [ctx.nodes_by_name[name] for name in explanation.eligible_nodes]
+    for resource, needed in pod.requests.items():
+        if needed <= 0:
+            continue
+        biggest = max(eligible, key=lambda n: n.allocatable.get(resource, 0.0))
+        if needed > biggest.allocatable.get(resource, 0.0):
+            largest = format_amount(resource, biggest.allocatable.get(resource, 0.0))
+            return "exceeds-every-node", {
+                "resource": resource,
+                "largest_node": f"{biggest.name} ({largest} {resource} allocatable)",
+            }
+    lacking = {
+        s.resource for name in explanation.eligible_nodes for s in explanation.shortfalls.get(name, [])
+    }
+    explainer_free = {
+        resource: sum(
+            max(
+                0.0,
+                n.allocatable.get(resource, 0.0) - ctx.requested_by_node.get(n.name, {}).get(resource, 0.0),
+            )
+            for n in eligible
+        )
+        for resource in lacking
+        if resource != "pods"
+    }
+    if explainer_free and all(explainer_free[r] >= pod.requests.get(r, 0.0) for r in explainer_free):
+        resource = max(explainer_free, key=lambda r: pod.requests.get(r, 0.0) / max(explainer_free[r], 1e-9))
+        best = max(
+            eligible,
+            key=lambda n: (
+                n.allocatable.get(resource, 0.0) - ctx.requested_by_node.get(n.name, {}).get(resource, 0.0)
+            ),
+        )
+        best_free = best.allocatable.get(resource, 0.0) - ctx.requested_by_node.get(best.name, {}).get(
+            resource, 0.0
+        )
+        return "fragmented", {
+            "resource": resource,
+            "free_total": f"{format_amount(resource, explainer_free[resource])} {resource} free across "
+            f"{len(eligible)} node(s)",
+            "largest_node": f"{best.name} ({format_amount(resource, best_free)} {resource} free)",
+        }
+    resource = sorted(lacking)[0] if lacking else ""
+    return "insufficient", {"resource": resource}
+
+
+def _constraint_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Verdict, dict[str, str]]:
+    """Every node is excluded by a constraint: which one is the Pod really up against?"""
+    selected = [
+        n.name for n in ctx.kube.nodes if matches_node_affinity(pod.node_selector, pod.required_node_terms, n)
+    ]
+    if not selected:
+        # No node carries the labels the Pod asks for; taints elsewhere are beside the point.
+        return "selector", {}
+    blocked = {n: r for n, r in explanation.blocked_by.items() if n in selected}
+    by_design = {n for n, reason in blocked.items() if any(t in reason for t in CONTROL_PLANE_TAINTS)}
+    considered = [n for n in blocked if n not in by_design] or list(blocked)
+    roomy = [n for n in considered if n not in explanation.shortfalls] or considered
+    reasons = Counter(blocked[n] for n in roomy)
+    reason, _ = reasons.most_common(1)[0]
+    category = reason_category(reason)
+    nodes = [n for n in roomy if blocked[n] == reason]
+    params = {"node": ", ".join(nodes[:5])}
+    if category == "taint":
+        params["taint"] = reason.split("taint ", 1)[-1]
+        return "taint", params
+    if category == "cordoned":
+        return "cordoned", params
+    return "selector", params
+
+
+def _from_message(
+    ctx: Context, pod: Pod | None, reasons: Counter[str], prefilter: str | None
+) -> tuple[Verdict, dict[str, str]] | None:
+    """Verdict from the scheduler's reasons alone, refined by whatever nodes the paste showed."""
+    if prefilter:
+        return ("volume", {}) if reason_category(prefilter) == "volume" else None
+    counted = {r: c for r, c in reasons.items() if not any(t in r for t in CONTROL_PLANE_TAINTS)} or dict(
+        reasons
+    )
+    by_category: Counter[str] = Counter()
+    for reason, count in counted.items():
+        by_category[reason_category(reason)] += count
+    if by_category["resources"]:
+        resources = [r.split(None, 1)[1] for r in counted if r.lower().startswith("insufficient ")]
+        resource = resources[0] if resources else "pods"
+        if resource.startswith("alpha.kubernetes.io/") or "mig-" in resource:
+            return "unknown-resource", {"resource": resource}
+        gpu = _gpu_params(ctx, resource) if resource == GPU_RESOURCE else {}
+        if gpu:
+            return "gpu-not-advertised", gpu
+        known = ctx.kube.nodes
+        needed = pod.requests.get(resource, 0.0) if pod else 0.0
+        if known and needed > 0:
+            biggest = max(known, key=lambda n: n.allocatable.get(resource, 0.0))
+            largest = biggest.allocatable.get(resource, 0.0)
+            if needed > largest:
+                shown = format_amount(resource, largest)
+                return "exceeds-every-node", {
+                    "resource": resource,
+                    "largest_node": f"{biggest.name} ({shown} {resource} allocatable)",
+                }
+        return "insufficient", {"resource": resource}
+    if not by_category:
+        return None
+    category, _ = by_category.most_common(1)[0]
+    params: dict[str, str] = {}
+    if category == "taint":
+        taint_reason = next(r for r in counted if reason_category(r) == "taint")
+        params["taint"] = taint_reason.split("taint ", 1)[-1].split(", that")[0]
+        return "taint", params
+    mapping: dict[str, Verdict] = {
+        "selector": "selector",
+        "cordoned": "cordoned",
+        "volume": "volume",
+        "topology": "topology",
+    }
+    verdict = mapping.get(category)
+    return (verdict, params) if verdict else None
+
+
+def _base_params(pod: Pod) -> dict[str, str]:
+    return {
+        "pod": pod.name,
+        "namespace": pod.namespace,
+        "requests": _format_requests(pod.requests),
+        "selector": ", ".join(selector_requirements(pod.node_selector, pod.required_node_terms)) or "none",
+        "owner": f"{pod.owner.kind}/{pod.owner.name}" if pod.owner else "",
+        "group": pod.labels.get(RAY_GROUP_LABEL, ""),
+        "pvc": ", ".join(pod.pvc_names),
+    }
+
+
+def _agreement(explanation: FitExplanation, event: Event | None) -> list[Evidence]:
+    """Our replay next to the scheduler's words; a disagreement is stated, not hidden."""
+    ours = Evidence(source="raydiag fit replay", text=explanation.summary)
+    if event is None:
+        return [ours]
+    parsed = parse_scheduler_message(event.message)
+    if parsed is None:
+        return [ours]
+    total, reasons, prefilter = parsed
+    mine = Counter({normalise_reason(r): c for r, c in explanation.reasons.items()})
+    theirs = Counter({normalise_reason(r): c for r, c in reasons.items()})
+    if prefilter:
+        theirs[normalise_reason(prefilter)] += total
+    if mine == theirs and total == explanation.total_nodes:
+        return [Evidence(source="raydiag fit replay (agrees with the scheduler)", text=explanation.summary)]
+    return [
+        Evidence(
+            source="raydiag fit replay (differs from the last scheduler message: the cluster has changed)",
+            text=explanation.summary,
+        )
+    ]
+
+
+def analyse_pending_pods(ctx: Context) -> list[PodFit]:
+    nodes = ctx.kube.nodes
+    complete = bool(nodes) and ctx.kube.nodes_complete
+    explainer = FitExplainer(nodes, ctx.requested_by_node, ctx.live_pods) if complete else None
+    results: list[PodFit] = []
+    seen: set[tuple[str, str]] = set()
+    # Pods that share a template are judged once; their verdicts are identical by construction.
+    cache: dict[tuple[object, ...], tuple[FitExplanation, tuple[Verdict, dict[str, str]] | None]] = {}
+    for pod in ctx.unscheduled_pods:
+        seen.add(pod.key)
+        if pod.scheduling_gates:
+            continue
+        event = ctx.latest_event(pod, "FailedScheduling")
+        params = _base_params(pod)
+        evidence = _event_evidence(event)
+        verdict: tuple[Verdict, dict[str, str]] | None = None
+        if explainer is not None:
+            unbound = _unbound_pvcs(ctx, pod)
+            signature = (
+                tuple(sorted(pod.requests.items())),
+                tuple(sorted(pod.node_selector.items())),
+                tuple(t.model_dump_json() for t in pod.required_node_terms),
+                tuple(t.model_dump_json() for t in pod.tolerations),
+                tuple(t.model_dump_json() for t in pod.pod_affinity_terms),
+                tuple(sorted(pod.labels.items())) if pod.pod_affinity_terms else (),
+                tuple(unbound),
+            )
+            if signature not in cache:
+                explanation = explainer.explain(pod, unbound)
+                cache[signature] = (explanation, _structural(ctx, explanation, pod))
+            explanation, verdict = cache[signature]
+            params["summary"] = explanation.summary
+            eligible = set(explanation.eligible_nodes)
+            # Nodes the Pod may use come first; the others only when none is eligible.
+            relevant = {n: s for n, s in explanation.shortfalls.items() if n in eligible}
+            closest = _closest(relevant or explanation.shortfalls)
+            params["closest"] = _describe_closest(closest)
+            if closest:
+                params["lacking"] = ", ".join(s.describe() for s in closest[0][1])
+            if verdict is not None:
+                evidence += _agreement(explanation, event)
+        if verdict is None and event is not None:
+            # The replay found room, yet the scheduler refused: a constraint the snapshot cannot
+            # show (pod affinity, host ports, topology) or a newer state. Its own reasons decide.
+            parsed = parse_scheduler_message(event.message)
+            if parsed is not None:
+                _, reasons, prefilter = parsed
+                verdict = _from_message(ctx, pod, reasons, prefilter)
+                params.setdefault("summary", event.message)
+        if verdict is None:
+            continue
+        kind, extra = verdict
+        if event is not None:
+            params["scheduler_message"] = event.message
+        results.append(PodFit(pod, kind, {**params, **extra}, evidence))
+    results += _orphan_scheduler_events(ctx, seen)
+    return results
+
+
+def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterator[PodFit]:
+    """FailedScheduling events whose Pod is not in the snapshot (a pasted event line)."""
+    latest: dict[tuple[str | None, str | None], Event] = {}
+    for event in ctx.kube.events:
+        if event.reason != "FailedScheduling" or event.object_kind not in (None, "Pod"):
+            continue
+        if event.object_name and (event.namespace or "default", event.object_name) in seen:
+            continue
+        latest[(event.namespace, event.object_name)] = event
+    for (namespace, name), event in latest.items():
+        parsed = parse_scheduler_message(event.message)
+        if parsed is None:
+            continue
+        _, reasons, prefilter = parsed
+        pod = Pod(name=name or "(unnamed pod)", namespace=namespace or "default", phase="Pending")
+        verdict = _from_message(ctx, None, reasons, prefilter)
+        if verdict is None:
+            continue
+        kind, extra = verdict
+        params = {
+            "pod": name or "",
+            "namespace": namespace or "",
+            "summary": event.message,
+            "scheduler_message": event.message,
+        }
+        yield PodFit(pod, kind, {**params, **extra}, _event_evidence(event))
+
+
+def _pod_subject(pod: Pod) -> Subject:
+    return Subject(
+        kind="Pod", name=pod.name if pod.name != "(unnamed pod)" else None, namespace=pod.namespace
+    )
+
+
+@detector("pending_pod_fit", FIT_PROVIDES, FitParams)
+def pending_pod_fit(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = FitParams.model_validate(rule.params).verdict
+    for fit in ctx.memo("pending_pod_fit", lambda: analyse_pending_pods(ctx)):
+        if fit.verdict == wanted:
+            yield Hit(_pod_subject(fit.pod), tuple(fit.evidence), fit.params)

@@ -1,0 +1,41 @@
+"""The few numbers that go on a verdict line, side by side for both layers.
+
+They are what an engineer checks first ("4 worker Pods run, 3 Ray nodes joined; 8 GPUs given to
+Pods, 4 registered in Ray"), so the mismatch between the layers is visible before any finding is
+read. Only figures the snapshot actually knows are shown.
+"""
+
+from __future__ import annotations
+
+from bot.classify.context import Context
+from bot.classify.fit import GPU_RESOURCE
+
+
+def headline_figures(ctx: Context) -> dict[str, str]:
+    figures: dict[str, str] = {}
+    if ctx.has_kubernetes:
+        if ctx.kube.nodes:
+            gpu_nodes = [n for n in ctx.kube.nodes if n.allocatable.get(GPU_RESOURCE, 0.0) > 0]
+            figures["kubernetes_nodes"] = f"{len(ctx.kube.nodes)} ({len(gpu_nodes)} with GPUs)"
+        if ctx.kube.pods:
+            figures["pods_pending"] = str(len(ctx.unscheduled_pods))
+        if ctx.ray_pods:
+            running = [p for p in ctx.ray_pods if p.phase == "Running"]
+            figures["ray_pods_running"] = f"{len(running)}/{len(ctx.ray_pods)}"
+            gpus = sum(p.gpu_limit() for p in running)
+            if gpus:
+                figures["gpus_given_to_ray_pods"] = f"{gpus:g}"
+    ray = ctx.ray
+    if ray is not None:
+        if ray.nodes:
+            figures["ray_nodes_alive"] = str(len(ctx.ray_nodes))
+            gpus = sum(n.resources_total.get("GPU", 0.0) for n in ctx.ray_nodes)
+        else:
+            if ray.node_count is not None:
+                figures["ray_nodes_alive"] = str(ray.node_count)
+            gpus = ray.totals.get("GPU", 0.0)
+        if gpus or "gpus_given_to_ray_pods" in figures:
+            figures["gpus_registered_in_ray"] = f"{gpus:g}"
+        if ray.demands:
+            figures["ray_pending_demands"] = str(sum(d.count for d in ray.demands))
+    return figures

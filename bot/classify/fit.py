@@ -1,0 +1,405 @@
+"""Why kube-scheduler will not place a Pod: the filter plugins replayed node by node.
+
+The explainer walks kube-scheduler's default filter plugins in their real order (NodeUnschedulable,
+NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, then volumes and topology)
+and stops at the first plugin that rejects a node, exactly as the scheduler does, so the
+per-reason counts match the ``0/N nodes are available: ...`` message of a FailedScheduling event.
+Free capacity is allocatable minus the requests of the non-terminated Pods bound to the node,
+never live usage: GPUs cannot be overcommitted, and a quiet node can still be full.
+
+Nodes that look alike (same labels, taints and cordon state) are judged once for the static
+filters, which keeps the cost low on clusters with thousands of nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from bot.snapshot.kubernetes import (
+    LabelRequirement,
+    Node,
+    NodeSelectorTerm,
+    Pod,
+    PodAffinityTerm,
+    Taint,
+    Toleration,
+)
+from bot.snapshot.quantity import format_amount
+
+GPU_RESOURCE = "nvidia.com/gpu"
+LEGACY_GPU_RESOURCE = "alpha.kubernetes.io/nvidia-gpu"
+# Label keys that name a GPU model; a selector on one of them is part of the GPU-type chain.
+GPU_MODEL_LABELS = (
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.machine",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "k8s.amazonaws.com/accelerator",
+    "accelerator",
+    "gpu-type",
+    "gpu.nvidia.com/class",
+)
+GPU_NODE_LABELS = (
+    "nvidia.com/gpu.present",
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.count",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "k8s.amazonaws.com/accelerator",
+)
+CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+REASON_NODE_NAME = "node(s) didn't match the requested node name"
+REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+REASON_TOO_MANY_PODS = "Too many pods"
+REASON_UNBOUND_PVC = "pod has unbound immediate PersistentVolumeClaims"
+REASON_POD_AFFINITY = "node(s) didn't match pod affinity rules"
+REASON_POD_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+
+def taint_reason(taint: Taint) -> str:
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def insufficient_reason(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+def tolerates(tolerations: Sequence[Toleration], taint: Taint) -> bool:
+    for toleration in tolerations:
+        if toleration.effect and toleration.effect != taint.effect:
+            continue
+        if toleration.operator == "Exists":
+            if toleration.key in (None, "", taint.key):
+                return True
+            continue
+        if toleration.key == taint.key and (toleration.value or "") == taint.value:
+            return True
+    return False
+
+
+def first_untolerated_taint(node: Node, tolerations: Sequence[Toleration]) -> Taint | None:
+    for taint in node.taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not tolerates(tolerations, taint):
+            return taint
+    return None
+
+
+def _requirement_matches(requirement: LabelRequirement, labels: Mapping[str, str]) -> bool:
+    value = labels.get(requirement.key)
+    operator = requirement.operator
+    if operator == "In":
+        return value is not None and value in requirement.values
+    if operator == "NotIn":
+        return value is None or value not in requirement.values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator in ("Gt", "Lt") and value is not None and requirement.values:
+        try:
+            left, right = int(value), int(requirement.values[0])
+        except ValueError:
+            return False
+        return left > right if operator == "Gt" else left < right
+    return False
+
+
+def selects_pod(term: PodAffinityTerm, pod: Pod, namespace: str) -> bool:
+    """Whether an affinity term's label selector picks ``pod`` (namespaces default to the owner's)."""
+    if pod.namespace not in (term.namespaces or [namespace]):
+        return False
+    if any(pod.labels.get(k) != v for k, v in term.match_labels.items()):
+        return False
+    return all(_requirement_matches(r, pod.labels) for r in term.match_expressions)
+
+
+def _term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    if not term.match_expressions and not term.match_fields:
+        return False
+    fields = {"metadata.name": node.name}
+    return all(_requirement_matches(r, node.labels) for r in term.match_expressions) and all(
+        _requirement_matches(r, fields) for r in term.match_fields
+    )
+
+
+def matches_node_affinity(
+    node_selector: Mapping[str, str], terms: Sequence[NodeSelectorTerm], node: Node
+) -> bool:
+    if any(node.labels.get(key) != value for key, value in node_selector.items()):
+        return False
+    return not terms or any(_term_matches(term, node) for term in terms)
+
+
+def selector_requirements(pod_selector: Mapping[str, str], terms: Sequence[NodeSelectorTerm]) -> list[str]:
+    """The node constraints of a Pod as ``key=value`` / ``key in (a, b)`` strings."""
+    shown = [f"{key}={value}" for key, value in pod_selector.items()]
+    for term in terms:
+        for requirement in term.match_expressions:
+            values = ", ".join(requirement.values)
+            shown.append(
+                f"{requirement.key} {requirement.operator} ({values})" if values else requirement.key
+            )
+    return shown
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    resource: str
+    needed: float
+    free: float
+    allocatable: float
+
+    def describe(self) -> str:
+        return (
+            f"{self.resource}: needs {format_amount(self.resource, self.needed)}, "
+            f"{format_amount(self.resource, self.free)} free of "
+            f"{format_amount(self.resource, self.allocatable)} allocatable"
+        )
+
+
+@dataclass
+class FitExplanation:
+    pod: Pod
+    total_nodes: int
+    reasons: Counter[str]
+    prefilter_reason: str | None = None
+    fitting_nodes: list[str] = field(default_factory=list)
+    eligible_nodes: list[str] = field(default_factory=list)
+    shortfalls: dict[str, list[Shortfall]] = field(default_factory=dict)
+    blocked_by: dict[str, str] = field(default_factory=dict)  # node -> first static reason
+
+    @property
+    def summary(self) -> str:
+        return format_summary(self.total_nodes, self.reasons, self.prefilter_reason)
+
+
+def format_summary(total: int, reasons: Mapping[str, int], prefilter: str | None = None) -> str:
+    """kube-scheduler's FitError text: reasons counted, sorted as strings (count first)."""
+    message = f"0/{total} nodes are available:"
+    if prefilter:
+        return f"{message} {prefilter}."
+    parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
+    return f"{message} {', '.join(parts)}." if parts else f"{message}"
+
+
+_SUMMARY = re.compile(r"0/(?P<total>\d+) nodes are available:?(?P<body>.*)", re.IGNORECASE | re.DOTALL)
+_COUNTED = re.compile(r"^(?P<count>\d+)\s+(?P<reason>.+)$", re.DOTALL)
+
+
+def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None] | None:
+    """Split a FailedScheduling message into (total nodes, counts per reason, prefilter reason).
+
+    The part after ``preemption:`` (and anything after the first sentence of reasons) is about
+    preemption, not about fit, and is left out.
+    """
+    match = _SUMMARY.search(message)
+    if match is None:
+        return None
+    body = match.group("body")
+    body = re.split(r"\.?\s*preemption:", body, maxsplit=1, flags=re.IGNORECASE)[0]
+    body = body.strip().rstrip(".!").strip()
+    counts: Counter[str] = Counter()
+    prefilter = None
+    for chunk in _split_reasons(body):
+        counted = _COUNTED.match(chunk)
+        if counted:
+            counts[counted.group("reason").strip()] += int(counted.group("count"))
+        elif chunk:
+            prefilter = chunk
+    return int(match.group("total")), counts, prefilter
+
+
+def _split_reasons(body: str) -> list[str]:
+    """Split on commas that are not inside a taint's braces."""
+    chunks: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in body:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        if char == "," and depth == 0:
+            chunks.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    chunks.append("".join(current).strip())
+    return [c for c in chunks if c]
+
+
+def normalise_reason(reason: str) -> str:
+    """Map older and newer wordings of one scheduler reason to one key for comparisons."""
+    text = reason.strip().rstrip(".")
+    taint = re.match(r"node\(s\) had (?:untolerated )?taint \{(?P<t>[^}]*)\}", text)
+    if taint:
+        return f"taint {{{taint.group('t')}}}"
+    lowered = text.lower()
+    if lowered.startswith("insufficient "):
+        return "insufficient " + text.split(None, 1)[1]
+    if "node affinity/selector" in lowered or "didn't match node selector" in lowered:
+        return "node affinity/selector"
+    return lowered
+
+
+def reason_category(reason: str) -> str:
+    """Which kind of constraint a scheduler reason is about."""
+    lowered = reason.lower()
+    if lowered.startswith("insufficient") or "too many pods" in lowered:
+        return "resources"
+    if "taint" in lowered:
+        return "taint"
+    if "affinity/selector" in lowered or "node selector" in lowered or "requested node name" in lowered:
+        return "selector"
+    if "unschedulable" in lowered:
+        return "cordoned"
+    if "volume" in lowered or "persistentvolumeclaim" in lowered or "persistent volumes" in lowered:
+        return "volume"
+    if "affinity" in lowered or "topology" in lowered or "free ports" in lowered or "spread" in lowered:
+        return "topology"
+    return "other"
+
+
+class FitExplainer:
+    """Replays kube-scheduler's filters for Pods against one set of nodes."""
+
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        requested_by_node: Mapping[str, Mapping[str, float]],
+        pods: Sequence[Pod] = (),
+    ) -> None:
+        self.nodes = list(nodes)
+        self.requested = requested_by_node
+        self._pods_by_node: dict[str, list[Pod]] = {}
+        for pod in pods:
+            if pod.node_name and not pod.terminated:
+                self._pods_by_node.setdefault(pod.node_name, []).append(pod)
+        # Nodes that share labels, taints and cordon state pass or fail static filters together.
+        self._classes: dict[tuple[object, ...], list[Node]] = {}
+        for node in self.nodes:
+            key = (
+                node.unschedulable,
+                tuple(sorted(node.labels.items())),
+                tuple((t.key, t.value, t.effect) for t in node.taints),
+            )
+            self._classes.setdefault(key, []).append(node)
+        self._free: dict[str, dict[str, float]] = {}
+
+    def free(self, node: Node) -> dict[str, float]:
+        cached = self._free.get(node.name)
+        if cached is None:
+            used = self.requested.get(node.name, {})
+            cached = {r: amount - used.get(r, 0.0) for r, amount in node.allocatable.items()}
+            cached["pods"] = node.allocatable.get("pods", 110.0) - used.get("pods", 0.0)
+            self._free[node.name] = cached
+        return cached
+
+    def static_reason(self, pod: Pod, node: Node) -> str | None:
+        if node.unschedulable and not tolerates(
+            pod.tolerations, Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+        ):
+            return REASON_UNSCHEDULABLE
+        taint = first_untolerated_taint(node, pod.tolerations)
+        if taint is not None:
+            return taint_reason(taint)
+        if not matches_node_affinity(pod.node_selector, pod.required_node_terms, node):
+            return REASON_AFFINITY
+        return None
+
+    def resource_shortfalls(self, pod: Pod, node: Node) -> list[Shortfall]:
+        free = self.free(node)
+        lacking = []
+        if free["pods"] < 1:
+            lacking.append(Shortfall("pods", 1, free["pods"], node.allocatable.get("pods", 110.0)))
+        ordered = [r for r in BASIC_RESOURCES if r in pod.requests] + sorted(
+            r for r in pod.requests if r not in BASIC_RESOURCES
+        )
+        for resource in ordered:
+            needed = pod.requests[resource]
+            if needed <= 0:
+                continue
+            available = free.get(resource, 0.0)
+            if needed > available + 1e-9:
+                lacking.append(Shortfall(resource, needed, available, node.allocatable.get(resource, 0.0)))
+        return lacking
+
+    def explain(self, pod: Pod, unbound_pvcs: Iterable[str] = ()) -> FitExplanation:
+        explanation = FitExplanation(pod=pod, total_nodes=len(self.nodes), reasons=Counter())
+        unbound = list(unbound_pvcs)
+        if unbound:
+            # VolumeBinding rejects the Pod in PreFilter: every node gets the same status.
+            explanation.prefilter_reason = REASON_UNBOUND_PVC
+            explanation.reasons[REASON_UNBOUND_PVC] = len(self.nodes)
+            return explanation
+        for nodes in self._classes.values():
+            static = self.static_reason(pod, nodes[0])
+            for node in nodes:
+                if static is not None:
+                    explanation.reasons[static] += 1
+                    explanation.blocked_by[node.name] = static
+                    # Still measured, to tell a constraint problem from a capacity one.
+                    lacking = self.resource_shortfalls(pod, node)
+                    if lacking:
+                        explanation.shortfalls[node.name] = lacking
+                    continue
+                explanation.eligible_nodes.append(node.name)
+                lacking = self.resource_shortfalls(pod, node)
+                if lacking:
+                    explanation.shortfalls[node.name] = lacking
+                    for shortfall in lacking:
+                        reason = (
+                            REASON_TOO_MANY_PODS
+                            if shortfall.resource == "pods"
+                            else insufficient_reason(shortfall.resource)
+                        )
+                        explanation.reasons[reason] += 1
+                    continue
+                affinity = self.affinity_reason(pod, node) if pod.pod_affinity_terms else None
+                if affinity is not None:
+                    explanation.reasons[affinity] += 1
+                    explanation.blocked_by[node.name] = affinity
+                    continue
+                explanation.fitting_nodes.append(node.name)
+        return explanation
+
+    def _domain_pods(self, node: Node, topology_key: str) -> list[Pod]:
+        value = node.labels.get(topology_key)
+        if value is None:
+            return []
+        return [
+            p
+            for other in self.nodes
+            if other.labels.get(topology_key) == value
+            for p in self._pods_by_node.get(other.name, [])
+        ]
+
+    def affinity_reason(self, pod: Pod, node: Node) -> str | None:
+        """InterPodAffinity for required terms (the incoming Pod's own terms)."""
+        for term in pod.pod_affinity_terms:
+            if term.topology_key not in node.labels:
+                if term.anti:
+                    continue
+                return REASON_POD_AFFINITY
+            matches = [
+                p for p in self._domain_pods(node, term.topology_key) if selects_pod(term, p, pod.namespace)
+            ]
+            if term.anti and matches:
+                return REASON_POD_ANTI_AFFINITY
+            if not term.anti and not matches:
+                anywhere = any(
+                    selects_pod(term, p, pod.namespace) for pods in self._pods_by_node.values() for p in pods
+                )
+                # The first Pod of a group that must sit together may go anywhere.
+                if anywhere or not selects_pod(term, pod, pod.namespace):
+                    return REASON_POD_AFFINITY
+        return None

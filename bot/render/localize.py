@@ -1,0 +1,96 @@
+"""Fill a finding's rule templates with its facts, in one language.
+
+Placeholders the finding does not know are shown as ``<name>`` so that a command is still
+copyable and obviously incomplete, rather than silently wrong.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.catalogue import Catalogue
+from bot.diagnosis import Diagnosis, Evidence, Finding, Subject
+from bot.render.messages import Lang, say
+
+
+class _Facts(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+def fill(template: str, facts: Mapping[str, str]) -> str:
+    values = _Facts({k: v for k, v in facts.items() if v})
+    try:
+        return string.Formatter().vformat(template, (), values)
+    except (ValueError, IndexError, KeyError):
+        return template
+
+
+@dataclass(frozen=True)
+class LocalizedFinding:
+    rule: str
+    code: str
+    cause: int | None
+    layer: str
+    severity: str
+    title: str
+    explanation: str
+    subject: Subject
+    evidence: list[Evidence]
+    commands: list[str]
+    fix: list[str]
+    verify: list[str]
+
+
+def facts_for(finding: Finding, cluster: str | None) -> dict[str, str]:
+    facts = {
+        "cluster": cluster or finding.params.get("raycluster", ""),
+        "namespace": finding.subject.namespace or "",
+        "kind": finding.subject.kind,
+        "name": finding.subject.name or "",
+    }
+    facts.update({k: v for k, v in finding.params.items() if v})
+    return facts
+
+
+def localize(finding: Finding, catalogue: Catalogue, lang: Lang, cluster: str | None) -> LocalizedFinding:
+    rule = catalogue[finding.rule]
+    text = rule.text[lang]
+    facts = facts_for(finding, cluster)
+    return LocalizedFinding(
+        rule=finding.rule,
+        code=finding.code,
+        cause=finding.cause,
+        layer=finding.layer,
+        severity=finding.severity,
+        title=fill(text.title, facts),
+        explanation=fill(text.explanation, facts),
+        subject=finding.subject,
+        evidence=list(finding.evidence),
+        commands=[fill(c, facts) for c in rule.commands],
+        fix=[fill(line, facts) for line in text.fix],
+        verify=[fill(line, facts) for line in text.verify],
+    )
+
+
+def localize_all(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> list[LocalizedFinding]:
+    return [localize(f, catalogue, lang, diagnosis.cluster) for f in diagnosis.findings]
+
+
+def verdict_summary(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: Lang) -> str:
+    layer = diagnosis.verdict_layer
+    if layer in ("kubernetes", "ray", "application"):
+        top = next(f for f in findings if f.severity != "info")
+        cause = say("cause", lang, cause=top.cause) if top.cause else say("no_cause", lang)
+        return say(
+            "verdict.found",
+            lang,
+            layer=say(f"layer.{layer}", lang),
+            title=f"{top.title} ({cause})",
+            count=len(findings),
+        )
+    if layer == "healthy":
+        return say("verdict.healthy", lang)
+    return say("verdict.unknown_errors" if diagnosis.errors else "verdict.unknown", lang)

@@ -1,0 +1,154 @@
+"""The Ray half of a snapshot, normalised.
+
+Ray reports its state in several shapes depending on the version and on where it was read (the
+dashboard's state API, the autoscaler's status, or a pasted ``ray status``). Collectors and parsers
+translate all of them into these models. Resources use Ray's own names (``CPU``, ``GPU``,
+``memory``, ``accelerator_type:A100``, custom names) and Ray's units (memory in bytes).
+
+A pasted ``ray status`` without ``-v`` gives only cluster totals, not per-node figures; those go
+into ``totals``/``used`` and ``nodes`` stays empty, and the classifier reasons with what it has.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class RayNode(_Model):
+    node_id: str | None = None
+    node_ip: str | None = None
+    state: str = "ALIVE"
+    is_head: bool = False
+    node_type: str | None = None
+    resources_total: dict[str, float] = Field(default_factory=dict)
+    # None when the source does not say what is free on this node.
+    resources_available: dict[str, float] | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def alive(self) -> bool:
+        return self.state.upper() in {"ALIVE", "IDLE", "ACTIVE", "RUNNING"}
+
+
+class Demand(_Model):
+    """Work waiting for resources: a task/actor shape, or a placement group's bundles."""
+
+    shape: dict[str, float] = Field(default_factory=dict)
+    count: int = 1
+    kind: str = "task"  # task | actor | task_or_actor | placement_group | request
+    bundles: list[dict[str, float]] = Field(default_factory=list)
+    strategy: str | None = None
+    infeasible: bool = False
+    name: str | None = None
+    source_text: str | None = None
+
+    @property
+    def largest_single_request(self) -> dict[str, float]:
+        """What one node must hold at once for this demand to start."""
+        if self.kind == "placement_group" and self.bundles:
+            if (self.strategy or "").upper() == "STRICT_PACK":
+                merged: dict[str, float] = {}
+                for bundle in self.bundles:
+                    for key, value in bundle.items():
+                        merged[key] = merged.get(key, 0.0) + value
+                return merged
+            return max(self.bundles, key=lambda b: sum(b.values()))
+        return self.shape
+
+
+class RayActor(_Model):
+    actor_id: str | None = None
+    class_name: str | None = None
+    name: str | None = None
+    state: str = "ALIVE"
+    node_id: str | None = None
+    job_id: str | None = None
+    pid: int | None = None
+    required_resources: dict[str, float] = Field(default_factory=dict)
+    detached: bool = False
+    ray_namespace: str | None = None
+    start_time: datetime | None = None
+    placement_group_id: str | None = None
+
+
+class RayTask(_Model):
+    task_id: str | None = None
+    name: str | None = None
+    state: str = "PENDING_NODE_ASSIGNMENT"
+    job_id: str | None = None
+    required_resources: dict[str, float] = Field(default_factory=dict)
+
+
+class PlacementGroup(_Model):
+    placement_group_id: str | None = None
+    name: str | None = None
+    state: str = "CREATED"
+    strategy: str = "PACK"
+    bundles: list[dict[str, float]] = Field(default_factory=list)
+    detached: bool = False
+    creator_job_id: str | None = None
+    job_dead: bool = False
+
+
+class ServeDeployment(_Model):
+    name: str
+    status: str = "UNKNOWN"
+    message: str = ""
+    replica_states: dict[str, int] = Field(default_factory=dict)
+
+
+class ServeApplication(_Model):
+    name: str
+    status: str = "UNKNOWN"
+    message: str = ""
+    deployments: list[ServeDeployment] = Field(default_factory=list)
+
+
+class RayJobInfo(_Model):
+    job_id: str | None = None
+    submission_id: str | None = None
+    status: str = "PENDING"
+    message: str | None = None
+    entrypoint: str | None = None
+
+
+class NodeType(_Model):
+    """A template the autoscaler can launch: a KubeRay worker group or a cluster-launcher node type."""
+
+    name: str
+    resources: dict[str, float] = Field(default_factory=dict)
+    # True when the template lists its resources explicitly (cluster-launcher ``resources:`` or
+    # rayStartParams ``resources``/``num-gpus``), so a missing key really is missing.
+    explicit: bool = False
+    min_workers: int | None = None
+    max_workers: int | None = None
+    current: int | None = None
+
+
+class RayState(_Model):
+    version: str | None = None
+    nodes: list[RayNode] = Field(default_factory=list)
+    # Cluster-wide figures when per-node ones are not known (plain `ray status`).
+    totals: dict[str, float] = Field(default_factory=dict)
+    used: dict[str, float] = Field(default_factory=dict)
+    node_count: int | None = None
+    node_groups: dict[str, int] = Field(default_factory=dict)
+    pending_nodes: list[str] = Field(default_factory=list)
+    recent_failures: list[str] = Field(default_factory=list)
+    demands: list[Demand] = Field(default_factory=list)
+    node_types: list[NodeType] = Field(default_factory=list)
+    actors: list[RayActor] = Field(default_factory=list)
+    pending_tasks: list[RayTask] = Field(default_factory=list)
+    placement_groups: list[PlacementGroup] = Field(default_factory=list)
+    serve_applications: list[ServeApplication] = Field(default_factory=list)
+    jobs: list[RayJobInfo] = Field(default_factory=list)
+
+    @property
+    def alive_nodes(self) -> list[RayNode]:
+        return [n for n in self.nodes if n.alive]
