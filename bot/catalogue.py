@@ -15,12 +15,15 @@ import string
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.diagnosis import Layer, Severity
+
+if TYPE_CHECKING:
+    from bot.classify.registry import DetectorSpec
 
 Stage = Literal["pod-scheduling", "pod-health", "connectivity", "ray-resources", "application", "info"]
 Language = Literal["en", "zh"]
@@ -152,7 +155,7 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_rule(path: Path, raw: object, detectors: Mapping[str, frozenset[str]]) -> Rule:
+def parse_rule(path: Path, raw: object, detectors: Mapping[str, DetectorSpec]) -> Rule:
     if not isinstance(raw, dict):
         raise RuleError(f"{path.name}: expected a mapping at the top level")
     try:
@@ -161,10 +164,13 @@ def parse_rule(path: Path, raw: object, detectors: Mapping[str, frozenset[str]])
         raise RuleError(f"{path.name}: {_describe(error)}") from error
     if rule.id != path.stem:
         raise RuleError(f"{path.name}: id: '{rule.id}' must equal the file name '{path.stem}'")
-    provided = detectors.get(rule.detector)
-    if provided is None:
+    spec = detectors.get(rule.detector)
+    if spec is None:
         raise RuleError(f"{path.name}: detector: unknown detector '{rule.detector}'")
-    provided = provided | _pattern_groups(rule)
+    problem = spec.check_params(rule.params)
+    if problem:
+        raise RuleError(f"{path.name}: params: {problem}")
+    provided = spec.provides | _pattern_groups(rule)
     for where, template in rule.templates():
         unknown = placeholders(template) - provided
         if unknown:
@@ -197,11 +203,7 @@ def load_catalogue(directory: Path | None = None) -> Catalogue:
             raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as error:
             raise RuleError(f"{path.name}: cannot read YAML: {error}") from error
-        rule = parse_rule(path, raw, {name: spec.provides for name, spec in DETECTORS.items()})
-        spec = DETECTORS[rule.detector]
-        problem = spec.check_params(rule.params)
-        if problem:
-            raise RuleError(f"{path.name}: params: {problem}")
+        rule = parse_rule(path, raw, DETECTORS)
         if rule.code in codes:
             raise RuleError(f"{path.name}: code: {rule.code} is already used by {codes[rule.code]}")
         codes[rule.code] = path.name
