@@ -192,19 +192,27 @@ def format_summary(total: int, reasons: Mapping[str, int], prefilter: str | None
 
 
 _SUMMARY = re.compile(r"0/(?P<total>\d+) nodes are available:?(?P<body>.*)", re.IGNORECASE | re.DOTALL)
+# A message cut before its "0/N nodes are available:" head still lists counted reasons.
+_BARE_REASONS = re.compile(
+    r"(?P<body>\b\d+ (?:node\(s\)|insufficient |too many pods|pod has|persistentvolumeclaim).*)",
+    re.IGNORECASE | re.DOTALL,
+)
 _COUNTED = re.compile(r"^(?P<count>\d+)\s+(?P<reason>.+)$", re.DOTALL)
 
 
 def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None] | None:
     """Split a FailedScheduling message into (total nodes, counts per reason, prefilter reason).
 
+    The total is 0 when the message was cut before its ``0/N nodes are available:`` head.
+
     The part after ``preemption:`` (and anything after the first sentence of reasons) is about
     preemption, not about fit, and is left out.
     """
     match = _SUMMARY.search(message)
-    if match is None:
+    bare = None if match else _BARE_REASONS.search(message)
+    if match is None and bare is None:
         return None
-    body = match.group("body")
+    body = (match or bare).group("body")  # type: ignore[union-attr]
     body = re.split(r"\.?\s*preemption:", body, maxsplit=1, flags=re.IGNORECASE)[0]
     body = body.strip().rstrip(".!").strip()
     counts: Counter[str] = Counter()
@@ -215,6 +223,9 @@ def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None
             counts[counted.group("reason").strip()] += int(counted.group("count"))
         elif chunk:
             prefilter = chunk
+    if match is None:
+        # Without its head the message does not say how many nodes there were.
+        return 0, counts, prefilter
     return int(match.group("total")), counts, prefilter
 
 

@@ -8,7 +8,8 @@ where raydiag is not installed:
     {"cluster": "raycluster-gpu", "namespace": "ml",
      "kubernetes": {"nodes": <NodeList>, "pods": <PodList>, "events": <EventList>, ...},
      "ray": {"nodes": <GET /api/v0/nodes?detail=1>, "cluster_status": <GET /api/cluster_status>, ...},
-     "texts": ["free text lines, e.g. log lines"]}
+     "texts": ["free text lines, e.g. log lines"],
+     "errors": [{"source": "kubernetes events", "message": "403 Forbidden"}]}
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.snapshot.from_kubernetes import kubernetes_state
-from bot.snapshot.model import SCHEMA, Snapshot, TextLine
+from bot.snapshot.model import SCHEMA, CollectionError, Snapshot, TextLine
 from bot.snapshot.ray import RayState
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
@@ -46,7 +47,9 @@ def snapshot_from_bundle(raw: Mapping[str, Any]) -> Snapshot:
         for line in raw.get("texts") or []
         if isinstance(line, str | dict)
     ]
+    errors = [CollectionError.model_validate(e) for e in raw.get("errors") or [] if isinstance(e, dict)]
     return Snapshot(
+        errors=errors,
         cluster=raw.get("cluster") if isinstance(raw.get("cluster"), str) else None,
         namespace=raw.get("namespace") if isinstance(raw.get("namespace"), str) else None,
         origin="file",

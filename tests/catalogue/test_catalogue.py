@@ -61,7 +61,9 @@ def _edit(path: Path, change: dict[str, object]) -> None:
         ({"supersedes": ["not-a-rule"]}, "supersedes: unknown rule"),
     ],
 )
-def test_bad_rule_file_is_refused_with_file_and_field(tmp_path: Path, change: dict[str, object], expected: str) -> None:
+def test_bad_rule_file_is_refused_with_file_and_field(
+    tmp_path: Path, change: dict[str, object], expected: str
+) -> None:
     rules = _copy_rules(tmp_path)
     _edit(rules / "k8s-untolerated-taint.yaml", change)
     with pytest.raises(RuleError) as error:
@@ -90,12 +92,12 @@ def test_duplicate_code_is_refused(tmp_path: Path) -> None:
 def test_unparsable_yaml_is_refused(tmp_path: Path) -> None:
     rules = _copy_rules(tmp_path)
     (rules / "k8s-node-cordoned.yaml").write_text("id: [unclosed\n", encoding="utf-8")
-    with pytest.raises(RuleError, match="k8s-node-cordoned.yaml: cannot read YAML"):
+    with pytest.raises(RuleError, match=r"k8s-node-cordoned\.yaml: cannot read YAML"):
         load_catalogue(rules)
 
 
 def test_bad_pattern_is_refused(tmp_path: Path) -> None:
     rules = _copy_rules(tmp_path)
     _edit(rules / "ray-version-mismatch.yaml", {"params": {"patterns": ["(unclosed"]}})
-    with pytest.raises(RuleError, match="ray-version-mismatch.yaml: params: patterns"):
+    with pytest.raises(RuleError, match=r"ray-version-mismatch\.yaml: params: patterns"):
         load_catalogue(rules)

@@ -38,7 +38,9 @@ def test_replay_agrees_with_every_failed_scheduling_event(case) -> None:  # type
         if event.reason != "FailedScheduling" or event.source != "default-scheduler":
             continue
         pod = next(p for p in context.kube.pods if p.name == event.object_name)
-        unbound = [c for c in pod.pvc_names if any(v.name == c and v.phase != "Bound" for v in context.kube.pvcs)]
+        unbound = [
+            c for c in pod.pvc_names if any(v.name == c and v.phase != "Bound" for v in context.kube.pvcs)
+        ]
         replay = explainer.explain(pod, unbound)
         parsed = parse_scheduler_message(event.message)
         assert parsed is not None
@@ -70,7 +72,9 @@ def test_parses_old_and_new_taint_wordings_to_one_key() -> None:
     old = parse_scheduler_message(
         "0/3 nodes are available: 3 node(s) had taint {nvidia.com/gpu: present}, that the pod didn't tolerate."
     )
-    new = parse_scheduler_message("0/3 nodes are available: 3 node(s) had untolerated taint {nvidia.com/gpu: present}.")
+    new = parse_scheduler_message(
+        "0/3 nodes are available: 3 node(s) had untolerated taint {nvidia.com/gpu: present}."
+    )
     assert old is not None and new is not None
     assert {normalise_reason(r) for r in old[1]} == {normalise_reason(r) for r in new[1]}
 
@@ -82,7 +86,9 @@ def test_taint_with_comma_in_value_is_one_reason() -> None:
 
 
 def test_lower_case_insufficient_from_old_schedulers() -> None:
-    parsed = parse_scheduler_message("## It always output 0/3 nodes are available: 3 insufficient nvidia.com/gpu!")
+    parsed = parse_scheduler_message(
+        "## It always output 0/3 nodes are available: 3 insufficient nvidia.com/gpu!"
+    )
     assert parsed is not None
     total, reasons, prefilter = parsed
     assert (total, prefilter) == (3, None)
@@ -111,7 +117,9 @@ def test_first_failing_filter_wins_per_node() -> None:
 
 def test_requests_of_bound_pods_reduce_free_capacity() -> None:
     nodes = [_node("a")]
-    replay = FitExplainer(nodes, {"a": {"cpu": 6.0, "pods": 3.0}}).explain(Pod(name="p", requests={"cpu": 4.0}))
+    replay = FitExplainer(nodes, {"a": {"cpu": 6.0, "pods": 3.0}}).explain(
+        Pod(name="p", requests={"cpu": 4.0})
+    )
     assert replay.reasons == Counter({"Insufficient cpu": 1})
     assert replay.shortfalls["a"][0].free == pytest.approx(2.0)
 

@@ -48,12 +48,16 @@ def test_worker_that_never_joined_is_cause_8_not_4() -> None:
 def test_collection_errors_are_findings_and_errors() -> None:
     snapshot = Snapshot(
         cluster="c",
-        errors=[CollectionError(source="kubernetes events", message="403 forbidden", hint="grant list events")],
+        errors=[
+            CollectionError(source="kubernetes events", message="403 forbidden", hint="grant list events")
+        ],
     )
     diagnosis = classify(snapshot)
     assert [f.rule for f in diagnosis.findings] == ["collection-failed"]
     assert diagnosis.errors[0].message == "403 forbidden"
-    dashboard = classify(Snapshot(errors=[CollectionError(source="ray dashboard", message="connection refused")]))
+    dashboard = classify(
+        Snapshot(errors=[CollectionError(source="ray dashboard", message="connection refused")])
+    )
     assert [f.rule for f in dashboard.findings] == ["ray-dashboard-unreachable"]
 
 
@@ -71,8 +75,13 @@ def test_a_broken_detector_costs_only_its_rule(monkeypatch) -> None:  # type: ig
     def explode(ctx, rule):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setitem(registry.DETECTORS, "gpu_nodes", registry.DetectorSpec("gpu_nodes", explode, spec.provides,
-                                                                                 spec.params_model))
+    monkeypatch.setitem(
+        registry.DETECTORS,
+        "gpu_nodes",
+        registry.DetectorSpec("gpu_nodes", explode, spec.provides, spec.params_model),
+    )
     diagnosis = classify(parse_snapshot(scenarios.third_gpu_worker_no_free_gpu().to_json()))
     assert diagnosis.findings[0].rule == "k8s-insufficient-resources"
-    assert any(e.source.startswith("rule k8s-") and "ZeroDivisionError" in e.message for e in diagnosis.errors)
+    assert any(
+        e.source.startswith("rule k8s-") and "ZeroDivisionError" in e.message for e in diagnosis.errors
+    )

@@ -47,7 +47,9 @@ def test_scenario(case: Case) -> None:
     if case.expect == "fires":
         assert subjects, f"{case.rule} did not fire; got {[f.rule for f in diagnosis.findings]}"
         assert case.subject in subjects, f"{case.rule} fired on {subjects}, expected {case.subject}"
-        finding = next(f for f in diagnosis.findings if f.rule == case.rule and f.subject.name == case.subject)
+        finding = next(
+            f for f in diagnosis.findings if f.rule == case.rule and f.subject.name == case.subject
+        )
         assert finding.evidence, "a finding without evidence"
         assert finding.cause == default_catalogue()[case.rule].cause
     else:

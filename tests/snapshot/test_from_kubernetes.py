@@ -32,7 +32,10 @@ def test_pod_requests_follow_scheduler_rules() -> None:
     body = k8s.pod(
         "p",
         "ns",
-        [k8s.container("a", "img", limits={"cpu": "1", "nvidia.com/gpu": "2"}), k8s.container("b", "img", requests={"cpu": "500m"})],
+        [
+            k8s.container("a", "img", limits={"cpu": "1", "nvidia.com/gpu": "2"}),
+            k8s.container("b", "img", requests={"cpu": "500m"}),
+        ],
     )
     body["spec"]["initContainers"] = [k8s.container("init", "img", requests={"cpu": "4"})]
     body["spec"]["overhead"] = {"cpu": "100m"}
@@ -60,7 +63,9 @@ def test_real_shapes_round_trip_to_models() -> None:
 
 
 def test_env_values_never_enter_the_snapshot() -> None:
-    body = k8s.pod("p", "ns", [k8s.container("a", "img", env=[{"name": "HF_TOKEN", "value": "hf_s3cr3tT0k3n"}])])
+    body = k8s.pod(
+        "p", "ns", [k8s.container("a", "img", env=[{"name": "HF_TOKEN", "value": "hf_s3cr3tT0k3n"}])]
+    )
     pod = pod_from_json(body)
     assert pod is not None
     assert pod.containers[0].env_names == ["HF_TOKEN"]
@@ -86,11 +91,25 @@ def test_events_in_both_api_groups() -> None:
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=5)
+    ),
     max_leaves=25,
 )
-FIELDS = ["nodes", "pods", "events", "services", "endpoints", "rayclusters", "rayjobs", "rayservices",
-          "resource_quotas", "pvcs", "network_policies", "device_plugin_pods"]
+FIELDS = [
+    "nodes",
+    "pods",
+    "events",
+    "services",
+    "endpoints",
+    "rayclusters",
+    "rayjobs",
+    "rayservices",
+    "resource_quotas",
+    "pvcs",
+    "network_policies",
+    "device_plugin_pods",
+]
 
 
 @settings(max_examples=150, deadline=None)
@@ -110,7 +129,7 @@ def _mutations(obj: Any) -> list[Any]:
             out.append({**obj, key: None})
             out += [{**obj, key: m} for m in _mutations(obj[key])[:30]]
     elif isinstance(obj, list):
-        out += [[m] + obj[1:] for m in _mutations(obj[0])[:30]] if obj else []
+        out += [[m, *obj[1:]] for m in _mutations(obj[0])[:30]] if obj else []
     return out
 
 

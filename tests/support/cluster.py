@@ -57,7 +57,12 @@ def head_container(image: str = RAY_IMAGE) -> dict[str, Any]:
         limits={"cpu": "4", "memory": "16Gi"},
         requests={"cpu": "4", "memory": "16Gi"},
         ports=RAY_PORTS,
-        env=[{"name": "RAY_CLUSTER_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['ray.io/cluster']"}}}],
+        env=[
+            {
+                "name": "RAY_CLUSTER_NAME",
+                "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['ray.io/cluster']"}},
+            }
+        ],
     )
 
 
@@ -88,7 +93,9 @@ def ray_pod(
     node_selector: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     status = (
-        k8s.running_status([container], ip=ip, host_ip=host_ip, ready=ready) if node_name and ip else k8s.pending_status()
+        k8s.running_status([container], ip=ip, host_ip=host_ip, ready=ready)
+        if node_name and ip
+        else k8s.pending_status()
     )
     return k8s.pod(
         name,
@@ -184,7 +191,9 @@ def raycluster(gpu_group: dict[str, Any] | None = None, autoscaling: bool = True
     }
 
 
-def ray_node(node_id: str, ip: str, total: dict[str, float], used: dict[str, float] | None = None, head: bool = False):
+def ray_node(
+    node_id: str, ip: str, total: dict[str, float], used: dict[str, float] | None = None, head: bool = False
+):
     used = used or {}
     total = {**total, f"node:{ip}": 1.0}
     if head:
@@ -211,6 +220,7 @@ class Bundle:
     kubernetes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     ray_state: dict[str, Any] | None = None
     texts: list[str] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
     cluster: str | None = CLUSTER
     namespace: str | None = NS
 
@@ -261,6 +271,8 @@ class Bundle:
             body["ray_state"] = self.ray_state
         if self.texts:
             body["texts"] = self.texts
+        if self.errors:
+            body["errors"] = self.errors
         return json.loads(json.dumps(body))
 
 
@@ -289,34 +301,95 @@ def healthy() -> Bundle:
         k8s.node("cpu-node-1", ip="10.128.0.3", labels={"cloud.google.com/gke-nodepool": "cpu-pool"}),
         k8s.node("cpu-node-2", ip="10.128.0.4", labels={"cloud.google.com/gke-nodepool": "cpu-pool"}),
         k8s.node(
-            "gpu-a100-1", cpu="47", memory="346887380Ki", gpus=4, labels=A100_LABELS, taints=[GPU_TAINT], ip="10.128.0.5"
+            "gpu-a100-1",
+            cpu="47",
+            memory="346887380Ki",
+            gpus=4,
+            labels=A100_LABELS,
+            taints=[GPU_TAINT],
+            ip="10.128.0.5",
         ),
         k8s.node(
-            "gpu-a100-2", cpu="47", memory="346887380Ki", gpus=4, labels=A100_LABELS, taints=[GPU_TAINT], ip="10.128.0.6"
+            "gpu-a100-2",
+            cpu="47",
+            memory="346887380Ki",
+            gpus=4,
+            labels=A100_LABELS,
+            taints=[GPU_TAINT],
+            ip="10.128.0.6",
         ),
     ]
     gpu_tolerations = [k8s.GPU_TOLERATION]
     selector = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}
     pods = [
-        ray_pod(HEAD, "head", "headgroup", head_container(), node_name="cpu-node-1", ip=IPS[HEAD], host_ip="10.128.0.3"),
-        ray_pod(CPU_WORKERS[0], "worker", "cpu-workers", cpu_worker_container(), node_name="cpu-node-1",
-                ip=IPS[CPU_WORKERS[0]], host_ip="10.128.0.3"),
-        ray_pod(CPU_WORKERS[1], "worker", "cpu-workers", cpu_worker_container(), node_name="cpu-node-2",
-                ip=IPS[CPU_WORKERS[1]], host_ip="10.128.0.4"),
-        ray_pod(GPU_WORKERS[0], "worker", "gpu-a100", gpu_worker_container(), node_name="gpu-a100-1",
-                ip=IPS[GPU_WORKERS[0]], host_ip="10.128.0.5", tolerations=gpu_tolerations, node_selector=selector),
-        ray_pod(GPU_WORKERS[1], "worker", "gpu-a100", gpu_worker_container(), node_name="gpu-a100-2",
-                ip=IPS[GPU_WORKERS[1]], host_ip="10.128.0.6", tolerations=gpu_tolerations, node_selector=selector),
+        ray_pod(
+            HEAD,
+            "head",
+            "headgroup",
+            head_container(),
+            node_name="cpu-node-1",
+            ip=IPS[HEAD],
+            host_ip="10.128.0.3",
+        ),
+        ray_pod(
+            CPU_WORKERS[0],
+            "worker",
+            "cpu-workers",
+            cpu_worker_container(),
+            node_name="cpu-node-1",
+            ip=IPS[CPU_WORKERS[0]],
+            host_ip="10.128.0.3",
+        ),
+        ray_pod(
+            CPU_WORKERS[1],
+            "worker",
+            "cpu-workers",
+            cpu_worker_container(),
+            node_name="cpu-node-2",
+            ip=IPS[CPU_WORKERS[1]],
+            host_ip="10.128.0.4",
+        ),
+        ray_pod(
+            GPU_WORKERS[0],
+            "worker",
+            "gpu-a100",
+            gpu_worker_container(),
+            node_name="gpu-a100-1",
+            ip=IPS[GPU_WORKERS[0]],
+            host_ip="10.128.0.5",
+            tolerations=gpu_tolerations,
+            node_selector=selector,
+        ),
+        ray_pod(
+            GPU_WORKERS[1],
+            "worker",
+            "gpu-a100",
+            gpu_worker_container(),
+            node_name="gpu-a100-2",
+            ip=IPS[GPU_WORKERS[1]],
+            host_ip="10.128.0.6",
+            tolerations=gpu_tolerations,
+            node_selector=selector,
+        ),
         k8s.pod(
             "coredns-5d78c9869d-8kq2x",
             "kube-system",
-            [k8s.container("coredns", "registry.k8s.io/coredns/coredns:v1.11.1",
-                           requests={"cpu": "100m", "memory": "70Mi"}, limits={"memory": "170Mi"})],
+            [
+                k8s.container(
+                    "coredns",
+                    "registry.k8s.io/coredns/coredns:v1.11.1",
+                    requests={"cpu": "100m", "memory": "70Mi"},
+                    limits={"memory": "170Mi"},
+                )
+            ],
             node_name="cpu-node-2",
             labels={"k8s-app": "kube-dns"},
             owner=("apps/v1", "ReplicaSet", "coredns-5d78c9869d"),
-            status=k8s.running_status([{"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.11.1"}],
-                                      ip="10.8.2.3", host_ip="10.128.0.4"),
+            status=k8s.running_status(
+                [{"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.11.1"}],
+                ip="10.8.2.3",
+                host_ip="10.128.0.4",
+            ),
         ),
     ]
     plugin = [
@@ -346,10 +419,20 @@ def healthy() -> Bundle:
             "name": f"{CLUSTER}-head-svc",
             "namespace": NS,
             "uid": k8s.uid("svc", NS, CLUSTER),
-            "labels": {"ray.io/cluster": CLUSTER, "ray.io/node-type": "head", "ray.io/identifier": f"{CLUSTER}-head"},
+            "labels": {
+                "ray.io/cluster": CLUSTER,
+                "ray.io/node-type": "head",
+                "ray.io/identifier": f"{CLUSTER}-head",
+            },
             "ownerReferences": [
-                {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": CLUSTER, "uid": k8s.uid("RayCluster", NS, CLUSTER),
-                 "controller": True, "blockOwnerDeletion": True}
+                {
+                    "apiVersion": "ray.io/v1",
+                    "kind": "RayCluster",
+                    "name": CLUSTER,
+                    "uid": k8s.uid("RayCluster", NS, CLUSTER),
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
             ],
         },
         "spec": {
@@ -374,8 +457,16 @@ def healthy() -> Bundle:
         "subsets": [
             {
                 "addresses": [
-                    {"ip": IPS[HEAD], "nodeName": "cpu-node-1",
-                     "targetRef": {"kind": "Pod", "name": HEAD, "namespace": NS, "uid": k8s.uid("pod", NS, HEAD)}}
+                    {
+                        "ip": IPS[HEAD],
+                        "nodeName": "cpu-node-1",
+                        "targetRef": {
+                            "kind": "Pod",
+                            "name": HEAD,
+                            "namespace": NS,
+                            "uid": k8s.uid("pod", NS, HEAD),
+                        },
+                    }
                 ],
                 "ports": [
                     {"name": "gcs-server", "port": 6379, "protocol": "TCP"},
@@ -387,23 +478,58 @@ def healthy() -> Bundle:
         ],
     }
     events = [
-        k8s.event(NS, "Pod", GPU_WORKERS[0], "Scheduled",
-                  f"Successfully assigned {NS}/{GPU_WORKERS[0]} to gpu-a100-1", type_="Normal"),
-        k8s.event(NS, "Pod", GPU_WORKERS[0], "Pulled",
-                  f'Container image "{RAY_GPU_IMAGE}" already present on machine', type_="Normal", component="kubelet"),
-        k8s.event(NS, "Pod", GPU_WORKERS[0], "Started", "Started container ray-worker", type_="Normal",
-                  component="kubelet"),
-        k8s.event(NS, "RayCluster", CLUSTER, "CreatedWorkerPod", f"Created worker Pod {NS}/{GPU_WORKERS[1]}",
-                  type_="Normal", component="raycluster-controller", api_version="ray.io/v1"),
+        k8s.event(
+            NS,
+            "Pod",
+            GPU_WORKERS[0],
+            "Scheduled",
+            f"Successfully assigned {NS}/{GPU_WORKERS[0]} to gpu-a100-1",
+            type_="Normal",
+        ),
+        k8s.event(
+            NS,
+            "Pod",
+            GPU_WORKERS[0],
+            "Pulled",
+            f'Container image "{RAY_GPU_IMAGE}" already present on machine',
+            type_="Normal",
+            component="kubelet",
+        ),
+        k8s.event(
+            NS,
+            "Pod",
+            GPU_WORKERS[0],
+            "Started",
+            "Started container ray-worker",
+            type_="Normal",
+            component="kubelet",
+        ),
+        k8s.event(
+            NS,
+            "RayCluster",
+            CLUSTER,
+            "CreatedWorkerPod",
+            f"Created worker Pod {NS}/{GPU_WORKERS[1]}",
+            type_="Normal",
+            component="raycluster-controller",
+            api_version="ray.io/v1",
+        ),
     ]
     cpu = {"CPU": 4.0, "memory": 16.0 * GiB, "object_store_memory": 4.6 * GiB}
-    gpu = {"CPU": 20.0, "GPU": 4.0, "memory": 160.0 * GiB, "object_store_memory": 30.0 * GiB,
-           "accelerator_type:A100": 1.0}
+    gpu = {
+        "CPU": 20.0,
+        "GPU": 4.0,
+        "memory": 160.0 * GiB,
+        "object_store_memory": 30.0 * GiB,
+        "accelerator_type:A100": 1.0,
+    }
     job = "02000000"
     ray_state = {
         "version": "2.9.0",
         "nodes": [
-            ray_node(node_id(HEAD), IPS[HEAD], {"memory": 16.0 * GiB, "object_store_memory": 4.6 * GiB}, head=True),
+            ray_node(
+                node_id(HEAD), IPS[HEAD], {"memory": 16.0 * GiB, "object_store_memory": 4.6 * GiB}, head=True
+            ),
             ray_node(node_id(CPU_WORKERS[0]), IPS[CPU_WORKERS[0]], cpu, {"CPU": 1.0}),
             ray_node(node_id(CPU_WORKERS[1]), IPS[CPU_WORKERS[1]], cpu),
             ray_node(node_id(GPU_WORKERS[0]), IPS[GPU_WORKERS[0]], gpu, {"GPU": 1.0, "CPU": 1.0}),
@@ -422,8 +548,14 @@ def healthy() -> Bundle:
                 "detached": False,
             }
         ],
-        "jobs": [{"job_id": job, "submission_id": "raysubmit_T8nd2kq", "status": "RUNNING",
-                  "entrypoint": "python train.py"}],
+        "jobs": [
+            {
+                "job_id": job,
+                "submission_id": "raysubmit_T8nd2kq",
+                "status": "RUNNING",
+                "entrypoint": "python train.py",
+            }
+        ],
     }
     return Bundle(
         kubernetes={

@@ -15,8 +15,18 @@ T1 = "2026-11-30T09:12:41Z"
 T2 = "2026-11-30T09:40:03Z"
 
 DEFAULT_TOLERATIONS = [
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
 ]
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -139,18 +149,29 @@ def container(
     return body
 
 
-def running_status(containers: list[dict[str, Any]], *, ip: str, host_ip: str, ready: bool = True) -> dict[str, Any]:
+def running_status(
+    containers: list[dict[str, Any]], *, ip: str, host_ip: str, ready: bool = True
+) -> dict[str, Any]:
     return {
         "phase": "Running",
         "conditions": [
-            {"type": "PodReadyToStartContainers", "status": "True", "lastProbeTime": None, "lastTransitionTime": T1},
+            {
+                "type": "PodReadyToStartContainers",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": T1,
+            },
             {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": T1},
             {
                 "type": "Ready",
                 "status": "True" if ready else "False",
                 "lastProbeTime": None,
                 "lastTransitionTime": T1,
-                **({} if ready else {"reason": "ContainersNotReady", "message": "containers with unready status"}),
+                **(
+                    {}
+                    if ready
+                    else {"reason": "ContainersNotReady", "message": "containers with unready status"}
+                ),
             },
             {
                 "type": "ContainersReady",
@@ -312,4 +333,9 @@ def event(
 
 
 def lst(kind: str, items: list[dict[str, Any]], api_version: str = "v1") -> dict[str, Any]:
-    return {"apiVersion": api_version, "kind": f"{kind}List", "items": items, "metadata": {"resourceVersion": "4471600"}}
+    return {
+        "apiVersion": api_version,
+        "kind": f"{kind}List",
+        "items": items,
+        "metadata": {"resourceVersion": "4471600"},
+    }

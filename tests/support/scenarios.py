@@ -18,7 +18,6 @@ from typing import Any
 from tests.support import k8s
 from tests.support.cluster import (
     CLUSTER,
-    CPU_WORKERS,
     GPU_TAINT,
     GPU_WORKERS,
     HEAD,
@@ -47,7 +46,9 @@ class Case:
 CASES: list[Case] = []
 
 
-def case(rule: str, expect: str, subject: str | None = None) -> Callable[[Callable[[], Bundle]], Callable[[], Bundle]]:
+def case(
+    rule: str, expect: str, subject: str | None = None
+) -> Callable[[Callable[[], Bundle]], Callable[[], Bundle]]:
     def register(build: Callable[[], Bundle]) -> Callable[[], Bundle]:
         CASES.append(Case(rule, expect, build.__name__, build, subject))
         return build
@@ -173,8 +174,16 @@ QUOTA_MESSAGE = (
 def worker_creation_refused_by_quota() -> Bundle:
     bundle = healthy()
     bundle.items("events").append(
-        k8s.event(NS, "RayCluster", CLUSTER, "FailedToCreateWorkerPod", QUOTA_MESSAGE,
-                  component="raycluster-controller", api_version="ray.io/v1", count=17)
+        k8s.event(
+            NS,
+            "RayCluster",
+            CLUSTER,
+            "FailedToCreateWorkerPod",
+            QUOTA_MESSAGE,
+            component="raycluster-controller",
+            api_version="ray.io/v1",
+            count=17,
+        )
     )
     bundle.items("resource_quotas").append(
         {
@@ -287,9 +296,13 @@ def worker_selects_a_nodepool_that_does_not_exist() -> Bundle:
 def worker_selects_an_existing_nodepool() -> Bundle:
     bundle = healthy()
     body = ray_pod(
-        SPOT, "worker", "cpu-workers", k8s.container("ray-worker", "rayproject/ray:2.9.0-py310",
-                                                     limits={"cpu": "4", "memory": "16Gi"}),
-        node_name=None, ip=None, node_selector={"cloud.google.com/gke-nodepool": "cpu-pool"},
+        SPOT,
+        "worker",
+        "cpu-workers",
+        k8s.container("ray-worker", "rayproject/ray:2.9.0-py310", limits={"cpu": "4", "memory": "16Gi"}),
+        node_name=None,
+        ip=None,
+        node_selector={"cloud.google.com/gke-nodepool": "cpu-pool"},
     )
     bundle.items("pods").append(body)
     return bundle
@@ -353,8 +366,11 @@ def worker_waits_for_unbound_checkpoint_claim() -> Bundle:
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
             "metadata": {"name": "checkpoints", "namespace": NS},
-            "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "filestore-premium",
-                     "resources": {"requests": {"storage": "1Ti"}}},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "filestore-premium",
+                "resources": {"requests": {"storage": "1Ti"}},
+            },
             "status": {"phase": "Pending"},
         }
     )
@@ -384,8 +400,10 @@ def anti_affinity_keeps_workers_apart_on_full_pool() -> Bundle:
             "affinity": {
                 "podAntiAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"labelSelector": {"matchLabels": {"ray.io/group": "gpu-a100"}},
-                         "topologyKey": "kubernetes.io/hostname"}
+                        {
+                            "labelSelector": {"matchLabels": {"ray.io/group": "gpu-a100"}},
+                            "topologyKey": "kubernetes.io/hostname",
+                        }
                     ]
                 }
             }
@@ -405,8 +423,16 @@ def anti_affinity_satisfied_on_empty_pool() -> Bundle:
 def _ca_event(message: str) -> Bundle:
     bundle = third_gpu_worker_no_free_gpu()
     bundle.items("events").append(
-        k8s.event(NS, "Pod", PENDING, "NotTriggerScaleUp", message, type_="Normal", component="cluster-autoscaler",
-                  count=31)
+        k8s.event(
+            NS,
+            "Pod",
+            PENDING,
+            "NotTriggerScaleUp",
+            message,
+            type_="Normal",
+            component="cluster-autoscaler",
+            count=31,
+        )
     )
     return bundle
 
@@ -420,10 +446,16 @@ def autoscaler_groups_do_not_match_selector() -> Bundle:
 def autoscaler_scaled_up() -> Bundle:
     bundle = third_gpu_worker_no_free_gpu()
     bundle.items("events").append(
-        k8s.event(NS, "Pod", PENDING, "TriggeredScaleUp",
-                  "pod triggered scale-up: [{https://www.googleapis.com/compute/v1/projects/ml-prod/zones/"
-                  "us-central1-a/instanceGroups/gke-ml-a100-pool-2f9a1c3e-grp 2->3 (max: 4)}]",
-                  type_="Normal", component="cluster-autoscaler")
+        k8s.event(
+            NS,
+            "Pod",
+            PENDING,
+            "TriggeredScaleUp",
+            "pod triggered scale-up: [{https://www.googleapis.com/compute/v1/projects/ml-prod/zones/"
+            "us-central1-a/instanceGroups/gke-ml-a100-pool-2f9a1c3e-grp 2->3 (max: 4)}]",
+            type_="Normal",
+            component="cluster-autoscaler",
+        )
     )
     return bundle
 
@@ -502,7 +534,9 @@ def device_plugin_crashing() -> Bundle:
     statuses.update(
         ready=False,
         restartCount=12,
-        state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}},
+        state={
+            "waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}
+        },
         lastState={"terminated": {"reason": "Error", "exitCode": 1}},
     )
     return bundle
@@ -537,16 +571,28 @@ def worker_asks_for_advertised_resource() -> Bundle:
 # --- cause 10 (Pods failing) -----------------------------------------------------------------
 
 
-def _waiting(bundle: Bundle, pod_name: str, reason: str, message: str, *, restarts: int = 0,
-             last: dict[str, Any] | None = None) -> None:
+def _waiting(
+    bundle: Bundle,
+    pod_name: str,
+    reason: str,
+    message: str,
+    *,
+    restarts: int = 0,
+    last: dict[str, Any] | None = None,
+) -> None:
     body = bundle.find("pods", pod_name)
     status = body["status"]
     for condition in status.get("conditions", []):
         if condition["type"] in ("Ready", "ContainersReady"):
             condition["status"] = "False"
     container = status["containerStatuses"][0]
-    container.update(ready=False, started=False, restartCount=restarts,
-                     state={"waiting": {"reason": reason, "message": message}}, lastState=last or {})
+    container.update(
+        ready=False,
+        started=False,
+        restartCount=restarts,
+        state={"waiting": {"reason": reason, "message": message}},
+        lastState=last or {},
+    )
 
 
 @case("pod-image-pull-failed", "fires", GPU_WORKERS[0])
@@ -556,9 +602,16 @@ def worker_image_tag_does_not_exist() -> Bundle:
     bundle.find("pods", GPU_WORKERS[0])["spec"]["containers"][0]["image"] = image
     _waiting(bundle, GPU_WORKERS[0], "ImagePullBackOff", f'Back-off pulling image "{image}"')
     bundle.items("events").append(
-        k8s.event(NS, "Pod", GPU_WORKERS[0], "Failed",
-                  f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack '
-                  f'image "docker.io/{image}": docker.io/{image}: not found', component="kubelet", count=6)
+        k8s.event(
+            NS,
+            "Pod",
+            GPU_WORKERS[0],
+            "Failed",
+            f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack '
+            f'image "docker.io/{image}": docker.io/{image}: not found',
+            component="kubelet",
+            count=6,
+        )
     )
     return bundle
 
@@ -571,9 +624,14 @@ def worker_images_pulled() -> Bundle:
 @case("pod-crash-loop", "fires", GPU_WORKERS[1])
 def worker_oom_killed_in_a_loop() -> Bundle:
     bundle = healthy()
-    _waiting(bundle, GPU_WORKERS[1], "CrashLoopBackOff",
-             f"back-off 5m0s restarting failed container=ray-worker pod={GPU_WORKERS[1]}_{NS}",
-             restarts=7, last={"terminated": {"reason": "OOMKilled", "exitCode": 137}})
+    _waiting(
+        bundle,
+        GPU_WORKERS[1],
+        "CrashLoopBackOff",
+        f"back-off 5m0s restarting failed container=ray-worker pod={GPU_WORKERS[1]}_{NS}",
+        restarts=7,
+        last={"terminated": {"reason": "OOMKilled", "exitCode": 137}},
+    )
     return bundle
 
 
@@ -603,7 +661,9 @@ def worker_config_resolved() -> Bundle:
 def _drop_ray_node(bundle: Bundle, pod_name: str) -> None:
     bundle.ray_state["nodes"] = [n for n in bundle.ray_nodes() if n["node_id"] != node_id(pod_name)]  # type: ignore[index]
     bundle.ray_state["actors"] = [  # type: ignore[index]
-        a for a in bundle.ray_state["actors"] if a["node_id"] != node_id(pod_name)  # type: ignore[index]
+        a
+        for a in bundle.ray_state["actors"]
+        if a["node_id"] != node_id(pod_name)  # type: ignore[index]
     ]
 
 
@@ -630,7 +690,9 @@ def every_worker_joined() -> Bundle:
 @case("ray-gcs-connection-failed", "fires", GPU_WORKERS[1])
 def worker_log_cannot_reach_gcs() -> Bundle:
     bundle = gpu_worker_runs_but_never_joined()
-    bundle.items("logs").append({"pod": GPU_WORKERS[1], "namespace": NS, "container": "ray-worker", "lines": GCS_LOG})
+    bundle.items("logs").append(
+        {"pod": GPU_WORKERS[1], "namespace": NS, "container": "ray-worker", "lines": GCS_LOG}
+    )
     return bundle
 
 
@@ -638,8 +700,12 @@ def worker_log_cannot_reach_gcs() -> Bundle:
 def worker_log_connected() -> Bundle:
     bundle = healthy()
     bundle.items("logs").append(
-        {"pod": GPU_WORKERS[1], "namespace": NS, "container": "ray-worker",
-         "lines": ["Local node IP: 10.8.4.10", "--------------------", "Ray runtime started."]}
+        {
+            "pod": GPU_WORKERS[1],
+            "namespace": NS,
+            "container": "ray-worker",
+            "lines": ["Local node IP: 10.8.4.10", "--------------------", "Ray runtime started."],
+        }
     )
     return bundle
 
@@ -650,13 +716,23 @@ def head_readiness_probe_failing() -> Bundle:
     status = bundle.find("pods", HEAD)["status"]
     for condition in status["conditions"]:
         if condition["type"] in ("Ready", "ContainersReady"):
-            condition.update(status="False", reason="ContainersNotReady",
-                             message="containers with unready status: [ray-head]")
+            condition.update(
+                status="False",
+                reason="ContainersNotReady",
+                message="containers with unready status: [ray-head]",
+            )
     status["containerStatuses"][0]["ready"] = False
     bundle.items("events").append(
-        k8s.event(NS, "Pod", HEAD, "Unhealthy",
-                  'Readiness probe failed: Get "http://10.8.1.10:8265/api/gcs_healthz": dial tcp 10.8.1.10:8265: '
-                  "connect: connection refused", component="kubelet", count=23)
+        k8s.event(
+            NS,
+            "Pod",
+            HEAD,
+            "Unhealthy",
+            'Readiness probe failed: Get "http://10.8.1.10:8265/api/gcs_healthz": dial tcp 10.8.1.10:8265: '
+            "connect: connection refused",
+            component="kubelet",
+            count=23,
+        )
     )
     return bundle
 
@@ -685,9 +761,15 @@ def worker_log_version_mismatch() -> Bundle:
     bundle = healthy()
     _drop_ray_node(bundle, GPU_WORKERS[0])
     bundle.items("logs").append(
-        {"pod": GPU_WORKERS[0], "namespace": NS, "container": "ray-worker",
-         "lines": ["RuntimeError: Version mismatch: The cluster was started with: Ray: 2.9.0 Python: 3.10.13 "
-                   "This process on node 10.8.3.10 was started with: Ray: 2.10.0 Python: 3.10.13"]}
+        {
+            "pod": GPU_WORKERS[0],
+            "namespace": NS,
+            "container": "ray-worker",
+            "lines": [
+                "RuntimeError: Version mismatch: The cluster was started with: Ray: 2.9.0 Python: 3.10.13 "
+                "This process on node 10.8.3.10 was started with: Ray: 2.10.0 Python: 3.10.13"
+            ],
+        }
     )
     return bundle
 
@@ -714,8 +796,12 @@ def _policy(ingress: list[dict[str, Any]] | None) -> dict[str, Any]:
     spec: dict[str, Any] = {"podSelector": {}, "policyTypes": ["Ingress"]}
     if ingress is not None:
         spec["ingress"] = ingress
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": {"name": "default-deny-ingress", "namespace": NS}, "spec": spec}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "default-deny-ingress", "namespace": NS},
+        "spec": spec,
+    }
 
 
 @case("k8s-network-policy-restricts-ray", "fires", "default-deny-ingress")
@@ -760,7 +846,12 @@ def _num_gpus_zero() -> Bundle:
         node["resources_available"].pop("GPU", None)
     bundle.ray_state["actors"] = []  # type: ignore[index]
     bundle.ray_state["demands"] = [  # type: ignore[index]
-        {"shape": {"GPU": 1.0}, "count": 4, "kind": "task_or_actor", "source_text": " {'GPU': 1.0}: 4+ pending tasks/actors"}
+        {
+            "shape": {"GPU": 1.0},
+            "count": 4,
+            "kind": "task_or_actor",
+            "source_text": " {'GPU': 1.0}: 4+ pending tasks/actors",
+        }
     ]
     return bundle
 
@@ -819,7 +910,9 @@ def _hold_all_gpus(bundle: Bundle) -> None:
             "start_time": "2026-11-29T17:02:11Z",
         }
     )
-    bundle.ray_state["jobs"].append({"job_id": "01000000", "status": "SUCCEEDED", "entrypoint": "python embed.py"})
+    bundle.ray_state["jobs"].append(
+        {"job_id": "01000000", "status": "SUCCEEDED", "entrypoint": "python embed.py"}
+    )
 
 
 @case("ray-resources-held", "fires", "{GPU: 4}")
@@ -844,9 +937,16 @@ def actor_of_finished_job_keeps_gpus() -> Bundle:
 def serve_replica_holds_gpu_legitimately() -> Bundle:
     bundle = healthy()
     bundle.ray_state["actors"].append(  # type: ignore[index]
-        {"actor_id": "aa11", "class_name": "ServeReplica:llm:LLMServer", "state": "ALIVE",
-         "node_id": node_id(GPU_WORKERS[1]), "job_id": "03000000", "required_resources": {"GPU": 1.0},
-         "detached": True, "ray_namespace": "serve"}
+        {
+            "actor_id": "aa11",
+            "class_name": "ServeReplica:llm:LLMServer",
+            "state": "ALIVE",
+            "node_id": node_id(GPU_WORKERS[1]),
+            "job_id": "03000000",
+            "required_resources": {"GPU": 1.0},
+            "detached": True,
+            "ray_namespace": "serve",
+        }
     )
     return bundle
 
@@ -858,8 +958,14 @@ def eight_gpu_task_on_four_gpu_nodes() -> Bundle:
 
 @case("ray-demand-infeasible", "fires", "placement group {GPU: 4} + {GPU: 4} (STRICT_PACK)")
 def strict_pack_larger_than_a_node() -> Bundle:
-    return _with_demand(healthy(), {"GPU": 4.0}, 1, kind="placement_group",
-                        bundles=[{"GPU": 4.0}, {"GPU": 4.0}], strategy="STRICT_PACK")
+    return _with_demand(
+        healthy(),
+        {"GPU": 4.0},
+        1,
+        kind="placement_group",
+        bundles=[{"GPU": 4.0}, {"GPU": 4.0}],
+        strategy="STRICT_PACK",
+    )
 
 
 @case("ray-demand-infeasible", "quiet")
@@ -868,8 +974,9 @@ def pack_bundles_fit_on_separate_nodes() -> Bundle:
     bundle.ray_state["actors"] = []  # type: ignore[index]
     for node in bundle.ray_nodes():
         node["resources_available"] = dict(node["resources_total"])
-    return _with_demand(bundle, {"GPU": 4.0}, 1, kind="placement_group",
-                        bundles=[{"GPU": 4.0}, {"GPU": 4.0}], strategy="PACK")
+    return _with_demand(
+        bundle, {"GPU": 4.0}, 1, kind="placement_group", bundles=[{"GPU": 4.0}, {"GPU": 4.0}], strategy="PACK"
+    )
 
 
 @case("ray-gpu-type-unregistered", "fires", "{GPU: 1, accelerator_type:H100: 0.001}")
@@ -909,8 +1016,12 @@ def _eight_gpu_group(replicas: int, max_replicas: int) -> Bundle:
             "minReplicas": 0,
             "maxReplicas": max_replicas,
             "rayStartParams": {},
-            "template": {"spec": {"containers": [gpu_worker_container(8)],
-                                  "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}},
+            "template": {
+                "spec": {
+                    "containers": [gpu_worker_container(8)],
+                    "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+                }
+            },
         }
     )
     return _with_demand(bundle, {"GPU": 8.0}, 1)
@@ -930,8 +1041,13 @@ def eight_gpu_group_can_scale() -> Bundle:
 def raycluster_replica_failure() -> Bundle:
     bundle = healthy()
     bundle.find("rayclusters", CLUSTER)["status"]["conditions"].append(
-        {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreateWorkerPod",
-         "message": QUOTA_MESSAGE, "lastTransitionTime": k8s.T2}
+        {
+            "type": "ReplicaFailure",
+            "status": "True",
+            "reason": "FailedCreateWorkerPod",
+            "message": QUOTA_MESSAGE,
+            "lastTransitionTime": k8s.T2,
+        }
     )
     return bundle
 
@@ -948,12 +1064,20 @@ def raycluster_conditions_clean() -> Bundle:
 def serve_app_fails_to_import() -> Bundle:
     bundle = healthy()
     bundle.ray_state["serve_applications"] = [  # type: ignore[index]
-        {"name": "llm", "status": "DEPLOY_FAILED",
-         "message": "Deploying application llm failed: ModuleNotFoundError: No module named 'vllm'",
-         "deployments": [{"name": "LLMServer", "status": "UNHEALTHY",
-                          "message": "The deployment failed to start 3 times in a row. This may be due to a "
-                                     "problem with its constructor or initial health check failing.",
-                          "replica_states": {}}]}
+        {
+            "name": "llm",
+            "status": "DEPLOY_FAILED",
+            "message": "Deploying application llm failed: ModuleNotFoundError: No module named 'vllm'",
+            "deployments": [
+                {
+                    "name": "LLMServer",
+                    "status": "UNHEALTHY",
+                    "message": "The deployment failed to start 3 times in a row. This may be due to a "
+                    "problem with its constructor or initial health check failing.",
+                    "replica_states": {},
+                }
+            ],
+        }
     ]
     return bundle
 
@@ -962,8 +1086,12 @@ def serve_app_fails_to_import() -> Bundle:
 def serve_app_running() -> Bundle:
     bundle = healthy()
     bundle.ray_state["serve_applications"] = [  # type: ignore[index]
-        {"name": "llm", "status": "RUNNING", "message": "",
-         "deployments": [{"name": "LLMServer", "status": "HEALTHY", "replica_states": {"RUNNING": 2}}]}
+        {
+            "name": "llm",
+            "status": "RUNNING",
+            "message": "",
+            "deployments": [{"name": "LLMServer", "status": "HEALTHY", "replica_states": {"RUNNING": 2}}],
+        }
     ]
     return bundle
 
@@ -971,19 +1099,31 @@ def serve_app_running() -> Bundle:
 def _rayjob(status: str, deployment: str, message: str) -> Bundle:
     bundle = healthy()
     bundle.items("rayjobs").append(
-        {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "nightly-eval", "namespace": NS},
-         "spec": {"entrypoint": "python eval.py"},
-         "status": {"jobStatus": status, "jobDeploymentStatus": deployment, "message": message,
-                    "rayClusterName": CLUSTER, "jobId": "nightly-eval-7xk2p"}}
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": "nightly-eval", "namespace": NS},
+            "spec": {"entrypoint": "python eval.py"},
+            "status": {
+                "jobStatus": status,
+                "jobDeploymentStatus": deployment,
+                "message": message,
+                "rayClusterName": CLUSTER,
+                "jobId": "nightly-eval-7xk2p",
+            },
+        }
     )
     return bundle
 
 
 @case("ray-job-failed", "fires", "nightly-eval")
 def rayjob_runtime_env_failed() -> Bundle:
-    return _rayjob("FAILED", "Failed",
-                   "Job failed due to an application error: runtime_env setup failed: Failed to set up "
-                   "runtime environment. pip install failed: No matching distribution found for torch==9.9")
+    return _rayjob(
+        "FAILED",
+        "Failed",
+        "Job failed due to an application error: runtime_env setup failed: Failed to set up "
+        "runtime environment. pip install failed: No matching distribution found for torch==9.9",
+    )
 
 
 @case("ray-job-failed", "quiet")
@@ -995,11 +1135,17 @@ def rayjob_running() -> Bundle:
 def operator_forbidden_to_create_ingress() -> Bundle:
     bundle = healthy()
     bundle.items("events").append(
-        k8s.event(NS, "RayService", "llm-service", "FailedToCreateIngress",
-                  'ingresses.networking.k8s.io "llm-service-head-ingress" is forbidden: User '
-                  '"system:serviceaccount:kuberay:kuberay-operator" cannot create resource "ingresses" in API group '
-                  '"networking.k8s.io" in the namespace "ml"', component="rayservice-controller",
-                  api_version="ray.io/v1")
+        k8s.event(
+            NS,
+            "RayService",
+            "llm-service",
+            "FailedToCreateIngress",
+            'ingresses.networking.k8s.io "llm-service-head-ingress" is forbidden: User '
+            '"system:serviceaccount:kuberay:kuberay-operator" cannot create resource "ingresses" in API group '
+            '"networking.k8s.io" in the namespace "ml"',
+            component="rayservice-controller",
+            api_version="ray.io/v1",
+        )
     )
     return bundle
 
@@ -1023,3 +1169,42 @@ def worker_gated_by_kueue() -> Bundle:
 @case("kueue-admission-pending", "quiet")
 def worker_not_gated() -> Bundle:
     return gpu_worker_fits_after_scale_down()
+
+
+@case("collection-failed", "fires", "kubernetes events")
+def events_forbidden_by_rbac() -> Bundle:
+    bundle = healthy()
+    bundle.kubernetes.pop("events")
+    bundle.errors.append(
+        {
+            "source": "kubernetes events",
+            "message": "403 Forbidden: events is forbidden: User "
+            '"system:serviceaccount:raydiag:raydiag" cannot list resource "events" in the namespace "ml"',
+            "hint": "grant list on events (see deploy/ RBAC)",
+        }
+    )
+    return bundle
+
+
+@case("collection-failed", "quiet")
+def everything_readable() -> Bundle:
+    return healthy()
+
+
+@case("ray-dashboard-unreachable", "fires", "ray dashboard")
+def dashboard_connection_refused() -> Bundle:
+    bundle = head_readiness_probe_failing()
+    bundle.ray_state = None
+    bundle.errors.append(
+        {
+            "source": "ray dashboard",
+            "message": f"GET http://{CLUSTER}-head-svc.{NS}.svc.cluster.local:8265/api/version:"
+            " connection refused",
+        }
+    )
+    return bundle
+
+
+@case("ray-dashboard-unreachable", "quiet")
+def kubernetes_read_failed_but_dashboard_answered() -> Bundle:
+    return events_forbidden_by_rbac()
