@@ -53,6 +53,8 @@ class Finding(_Model):
 
 class Diagnosis(_Model):
     cluster: str | None = None
+    # Where the Ray cluster lives; fills {namespace} in commands whose subject has none.
+    namespace: str | None = None
     findings: list[Finding] = Field(default_factory=list)
     errors: list[CollectionError] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bot.catalogue import STAGE_ORDER, Catalogue, Rule, default_catalogue
 from bot.classify import detectors as _detectors  # noqa: F401  (registers the detectors)
-from bot.classify.context import Context
+from bot.classify.context import RAY_CLUSTER_LABEL, Context
 from bot.classify.figures import headline_figures
 from bot.classify.registry import DETECTORS, Hit
 from bot.diagnosis import SEVERITY_ORDER, Diagnosis, Finding
@@ -53,6 +53,19 @@ def _drop_superseded(findings: list[Finding], catalogue: Catalogue) -> list[Find
     return [f for i, f in enumerate(findings) if i not in dropped]
 
 
+def _whereabouts(context: Context) -> tuple[str | None, str | None]:
+    """The RayCluster and namespace, from the snapshot or, for a paste, from what it shows."""
+    cluster, namespace = context.snapshot.cluster, context.snapshot.namespace
+    names = {p.labels[RAY_CLUSTER_LABEL] for p in context.ray_pods if RAY_CLUSTER_LABEL in p.labels}
+    names |= {c.name for c in context.kube.rayclusters}
+    if cluster is None and len(names) == 1:
+        cluster = next(iter(names))
+    spaces = {p.namespace for p in context.ray_pods} | {c.namespace for c in context.kube.rayclusters}
+    if namespace is None and len(spaces) == 1:
+        namespace = next(iter(spaces))
+    return cluster, namespace
+
+
 def classify(snapshot: Snapshot, catalogue: Catalogue | None = None) -> Diagnosis:
     catalogue = catalogue or default_catalogue()
     context = Context(snapshot)
@@ -82,8 +95,10 @@ def classify(snapshot: Snapshot, catalogue: Catalogue | None = None) -> Diagnosi
             found.append((order, finding))
     found.sort(key=lambda item: item[0])
     findings = _drop_superseded([f for _, f in found], catalogue)
+    cluster, namespace = _whereabouts(context)
     return Diagnosis(
-        cluster=snapshot.cluster,
+        cluster=cluster,
+        namespace=namespace,
         findings=findings,
         errors=errors,
         notes=list(snapshot.notes),

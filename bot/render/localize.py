@@ -44,10 +44,10 @@ class LocalizedFinding:
     verify: list[str]
 
 
-def facts_for(finding: Finding, cluster: str | None) -> dict[str, str]:
+def facts_for(finding: Finding, cluster: str | None, namespace: str | None = None) -> dict[str, str]:
     facts = {
         "cluster": cluster or finding.params.get("raycluster", ""),
-        "namespace": finding.subject.namespace or "",
+        "namespace": finding.subject.namespace or namespace or "",
         "kind": finding.subject.kind,
         "name": finding.subject.name or "",
     }
@@ -55,10 +55,12 @@ def facts_for(finding: Finding, cluster: str | None) -> dict[str, str]:
     return facts
 
 
-def localize(finding: Finding, catalogue: Catalogue, lang: Lang, cluster: str | None) -> LocalizedFinding:
+def localize(
+    finding: Finding, catalogue: Catalogue, lang: Lang, cluster: str | None, namespace: str | None = None
+) -> LocalizedFinding:
     rule = catalogue[finding.rule]
     text = rule.text[lang]
-    facts = facts_for(finding, cluster)
+    facts = facts_for(finding, cluster, namespace)
     return LocalizedFinding(
         rule=finding.rule,
         code=finding.code,
@@ -76,7 +78,7 @@ def localize(finding: Finding, catalogue: Catalogue, lang: Lang, cluster: str | 
 
 
 def localize_all(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> list[LocalizedFinding]:
-    return [localize(f, catalogue, lang, diagnosis.cluster) for f in diagnosis.findings]
+    return [localize(f, catalogue, lang, diagnosis.cluster, diagnosis.namespace) for f in diagnosis.findings]
 
 
 def verdict_summary(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: Lang) -> str:

@@ -1208,3 +1208,34 @@ def dashboard_connection_refused() -> Bundle:
 @case("ray-dashboard-unreachable", "quiet")
 def kubernetes_read_failed_but_dashboard_answered() -> Bundle:
     return events_forbidden_by_rbac()
+
+
+@case("cluster-autoscaler-cannot-scale-up", "fires", PENDING)
+def autoscaler_group_at_max_size() -> Bundle:
+    return _ca_event(
+        "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector, 1 max node group size reached"
+    )
+
+
+@case("cluster-autoscaler-cannot-scale-up", "quiet")
+def autoscaler_only_excluded_unmatching_groups() -> Bundle:
+    return autoscaler_groups_do_not_match_selector()
+
+
+@case("karpenter-launch-failed", "fires", PENDING)
+def karpenter_cloud_out_of_capacity() -> Bundle:
+    return _karpenter(
+        "Failed launching nodeclaim, creating instance, insufficient capacity, with fleet error(s), "
+        "InsufficientInstanceCapacity: We currently do not have sufficient p4d.24xlarge capacity in the "
+        "Availability Zone you requested (us-east-1a)."
+    )
+
+
+@case("karpenter-launch-failed", "quiet")
+def karpenter_launched_a_node() -> Bundle:
+    bundle = _karpenter(KARPENTER_NO_TYPE)
+    bundle.items("events").append(
+        k8s.event(NS, "Pod", PENDING, "Nominated", "Pod should schedule on: nodeclaim/gpu-x7k2p", type_="Normal",
+                  component="karpenter")
+    )
+    return bundle

@@ -309,6 +309,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 params["available"] = f"{max(free):g}" if free else ""
                 params["total"] = f"{max(n.resources_total.get(scarce, 0.0) for n in holding):g}"
             else:
+                count = ray.node_count or sum(ray.node_groups.values())
+                params["node"] = f"{count} node(s)" if count else ""
                 params["available"] = f"{ray.totals.get(scarce, 0.0) - ray.used.get(scarce, 0.0):g}"
                 params["total"] = f"{ray.totals.get(scarce, 0.0):g}"
         if verdict == "infeasible":

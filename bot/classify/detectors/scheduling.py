@@ -260,7 +260,9 @@ def _capacity_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tu
     return "insufficient", {"resource": resource}
 
 
-def _constraint_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Verdict, dict[str, str]]:
+def _constraint_verdict(
+    ctx: Context, explanation: FitExplanation, pod: Pod
+) -> tuple[Verdict, dict[str, str]]:
     """Every node is excluded by a constraint: which one is the Pod really up against?"""
     selected = [
         n.name for n in ctx.kube.nodes if matches_node_affinity(pod.node_selector, pod.required_node_terms, n)
@@ -333,6 +335,16 @@ def _from_message(
     }
     verdict = mapping.get(category)
     return (verdict, params) if verdict else None
+
+
+def _reasons_by_resource(reasons: Counter[str]) -> str:
+    """``Insufficient nvidia.com/gpu on 2 node(s)`` from the scheduler's own counts."""
+    parts = [
+        f"{reason} on {count} node(s)"
+        for reason, count in sorted(reasons.items())
+        if reason_category(reason) == "resources"
+    ]
+    return ", ".join(parts)
 
 
 def _base_params(pod: Pod) -> dict[str, str]:
@@ -419,6 +431,8 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
                 _, reasons, prefilter = parsed
                 verdict = _from_message(ctx, pod, reasons, prefilter)
                 params.setdefault("summary", event.message)
+                params.setdefault("lacking", _reasons_by_resource(reasons) or "n/a")
+                params.setdefault("closest", "n/a")
         if verdict is None:
             continue
         kind, extra = verdict
@@ -453,6 +467,8 @@ def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterat
             "namespace": namespace or "",
             "summary": event.message,
             "scheduler_message": event.message,
+            "lacking": _reasons_by_resource(reasons) or "n/a",
+            "closest": "n/a",
         }
         yield PodFit(pod, kind, {**params, **extra}, _event_evidence(event))
 
