@@ -18,8 +18,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "cause": {"en": "cause {cause}", "zh": "原因 {cause}"},
     "no_cause": {"en": "outside the ten causes", "zh": "不属于十类原因"},
     "verdict.found": {
-        "en": "{layer}: {title} — {count} finding(s)",
-        "zh": "{layer}：{title}（共 {count} 项发现）",
+        "en": "{layer}: {title} ({cause}) — {count} finding(s)",
+        "zh": "{layer}：{title}（{cause}，共 {count} 项发现）",
     },
     "verdict.healthy": {
         "en": "No scheduling problem found in the layers that were read.",
