@@ -90,7 +90,8 @@ def verdict_summary(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang
             "verdict.found",
             lang,
             layer=say(f"layer.{layer}", lang),
-            title=f"{top.title} ({cause})",
+            title=top.title,
+            cause=cause,
             count=len(findings),
         )
     if layer == "healthy":
