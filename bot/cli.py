@@ -15,11 +15,15 @@ from typing import NoReturn, TextIO
 
 from bot.catalogue import Catalogue, RuleError, default_catalogue
 from bot.classify import classify
+from bot.collect.live import Target, collect_live
+from bot.collect.progress import StderrProgress
+from bot.config import NAME, ClusterConfig, Config, ConfigError, load_config
 from bot.diagnosis import Diagnosis
 from bot.render import render_json, render_markdown, render_text
 from bot.render.localize import fill
 from bot.render.messages import Lang
 from bot.snapshot.files import SnapshotError, load_snapshot
+from bot.snapshot.model import Snapshot
 
 MAX_PASTE_BYTES = 64 * 1024 * 1024
 EXIT_OK = 0
@@ -33,6 +37,21 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+def _add_target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--namespace", help="namespace of the RayCluster (default: from config, else default)"
+    )
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: in-cluster, then KUBECONFIG/~/.kube/config)"
+    )
+    parser.add_argument("--context", help="kubeconfig context")
+    parser.add_argument(
+        "--dashboard-url", help="Ray dashboard URL (default: http://<cluster>-head-svc.<ns>.svc...:8265)"
+    )
+    parser.add_argument("--config", type=Path, help="raydiag config file (YAML)")
+    parser.add_argument("--deadline", type=float, help="seconds the whole collection may take")
 
 
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -50,9 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("path", nargs="?", default="-", help="file with the pasted text, or - for stdin")
     _add_output_options(explain)
 
-    diagnose = commands.add_parser("diagnose", help="diagnose a snapshot file")
-    diagnose.add_argument("--snapshot", required=True, type=Path, help="snapshot or bundle JSON file")
+    diagnose = commands.add_parser("diagnose", help="diagnose a live cluster (--cluster) or a snapshot file")
+    source = diagnose.add_mutually_exclusive_group(required=True)
+    source.add_argument("--snapshot", type=Path, help="snapshot or bundle JSON file")
+    source.add_argument("--cluster", help="RayCluster name (or a cluster name from --config)")
+    _add_target_options(diagnose)
     _add_output_options(diagnose)
+
+    collect = commands.add_parser("collect", help="read a live cluster into a snapshot file")
+    collect.add_argument("--cluster", required=True, help="RayCluster name (or a cluster name from --config)")
+    collect.add_argument("-o", "--output", required=True, help="snapshot file to write, or - for stdout")
+    _add_target_options(collect)
 
     rules = commands.add_parser("rules", help="list the rule catalogue")
     rules.add_argument("--lang", choices=("en", "zh"), default="en")
@@ -90,21 +117,69 @@ def list_rules(catalogue: Catalogue, lang: Lang) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _target(args: argparse.Namespace) -> tuple[Target, float, float]:
+    settings = Config()
+    if args.config is not None:
+        try:
+            settings = load_config(args.config)
+        except ConfigError as error:
+            raise UsageError(str(error)) from error
+    name = args.cluster
+    configured = settings.cluster(name)
+    if configured is None and (not NAME.match(name) or (args.namespace and not NAME.match(args.namespace))):
+        raise UsageError(f"{name!r} is not a valid RayCluster name (lower-case letters, digits and '-')")
+    if configured is None and args.config is not None and settings.clusters:
+        known = ", ".join(c.name for c in settings.clusters)
+        raise UsageError(f"cluster {name!r} is not in {args.config}; configured: {known}")
+    base = configured or ClusterConfig(name=name)
+    target = Target(
+        cluster=base.name,
+        namespace=args.namespace or base.namespace,
+        raycluster=base.raycluster,
+        kubeconfig=args.kubeconfig or base.kubeconfig,
+        context=args.context or base.context,
+        dashboard_url=args.dashboard_url or base.dashboard_url,
+    )
+    deadline = args.deadline if args.deadline is not None else settings.collection.deadline_s
+    if deadline <= 0:
+        raise UsageError("--deadline must be a positive number of seconds")
+    return target, deadline, settings.collection.call_timeout_s
+
+
+def _collect(args: argparse.Namespace) -> Snapshot:
+    target, deadline, call_timeout = _target(args)
+    with StderrProgress() as progress:
+        return collect_live(target, deadline_s=deadline, call_timeout_s=call_timeout, progress=progress)
+
+
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
     args = build_parser().parse_args(argv)
     catalogue = default_catalogue()
     if args.command == "rules":
         stdout.write(list_rules(catalogue, args.lang))
         return EXIT_OK
+    if args.command == "collect":
+        snapshot = _collect(args)
+        text = snapshot.to_json() + "\n"
+        if args.output == "-":
+            stdout.write(text)
+        else:
+            try:
+                Path(args.output).write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from error
+        return EXIT_OK
     if args.command == "explain":
         from bot.collect.paste import parse_paste
 
         snapshot = parse_paste(_read_text(args.path, stdin))
-    else:
+    elif args.snapshot is not None:
         try:
             snapshot = load_snapshot(args.snapshot)
         except SnapshotError as error:
             raise UsageError(str(error)) from error
+    else:
+        snapshot = _collect(args)
     diagnosis = classify(snapshot, catalogue)
     stdout.write(render(diagnosis, catalogue, args.format, args.lang))
     return EXIT_OK

@@ -22,7 +22,8 @@ OUT = Path("out")
 def main() -> int:
     catalogue = default_catalogue()
     diagnosis = classify(parse_paste(EXAMPLE.read_text(encoding="utf-8")))
-    print(f"raydiag explain {EXAMPLE.relative_to(Path.cwd()) if EXAMPLE.is_relative_to(Path.cwd()) else EXAMPLE}\n")
+    shown = EXAMPLE.relative_to(Path.cwd()) if EXAMPLE.is_relative_to(Path.cwd()) else EXAMPLE
+    print(f"raydiag explain {shown}\n")
     print(render_text(diagnosis, catalogue, "en"))
     OUT.mkdir(exist_ok=True)
     report = OUT / "demo-diagnosis.json"

@@ -13,6 +13,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.snapshot.redact import Redacted, RedactedLines
+
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
@@ -60,7 +62,7 @@ class Condition(_Model):
     type: str
     status: str = "Unknown"
     reason: str | None = None
-    message: str | None = None
+    message: Redacted | None = None
     last_transition: datetime | None = None
 
 
@@ -86,7 +88,7 @@ class ContainerSpec(_Model):
     requests: dict[str, float] = Field(default_factory=dict)
     limits: dict[str, float] = Field(default_factory=dict)
     env_names: list[str] = Field(default_factory=list)
-    command: list[str] = Field(default_factory=list)
+    command: RedactedLines = Field(default_factory=list)
 
 
 class ContainerStatus(_Model):
@@ -96,7 +98,7 @@ class ContainerStatus(_Model):
     restart_count: int = 0
     state: str | None = None  # waiting | running | terminated
     reason: str | None = None
-    message: str | None = None
+    message: Redacted | None = None
     exit_code: int | None = None
     last_terminated_reason: str | None = None
     image: str | None = None
@@ -136,7 +138,7 @@ class Pod(_Model):
     conditions: list[Condition] = Field(default_factory=list)
     container_statuses: list[ContainerStatus] = Field(default_factory=list)
     status_reason: str | None = None
-    status_message: str | None = None
+    status_message: Redacted | None = None
     # Set by the pasted-text parser when only a `kubectl get pods` row was seen: the STATUS column.
     display_status: str | None = None
 
@@ -169,7 +171,7 @@ class Event(_Model):
     object_name: str | None = None
     type: str = "Normal"
     reason: str = ""
-    message: str = ""
+    message: Redacted = ""
     count: int = 1
     source: str | None = None
     first_seen: datetime | None = None
@@ -244,7 +246,7 @@ class RayJobObject(_Model):
     namespace: str = "default"
     job_status: str | None = None
     deployment_status: str | None = None
-    message: str | None = None
+    message: Redacted | None = None
     cluster_name: str | None = None
     submission_id: str | None = None
 
@@ -256,7 +258,7 @@ class RayServiceObject(_Model):
     conditions: list[Condition] = Field(default_factory=list)
     cluster_name: str | None = None
     app_statuses: dict[str, str] = Field(default_factory=dict)
-    app_messages: dict[str, str] = Field(default_factory=dict)
+    app_messages: dict[str, Redacted] = Field(default_factory=dict)
 
 
 class ResourceQuota(_Model):
@@ -288,7 +290,7 @@ class PodLog(_Model):
     pod: str
     namespace: str = "default"
     container: str | None = None
-    lines: list[str] = Field(default_factory=list)
+    lines: RedactedLines = Field(default_factory=list)
 
 
 class KubernetesState(_Model):

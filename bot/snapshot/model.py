@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.snapshot.kubernetes import KubernetesState
 from bot.snapshot.ray import RayState
+from bot.snapshot.redact import Redacted
 
 SCHEMA = "raydiag.snapshot/v1"
 
@@ -25,7 +26,7 @@ class TextLine(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     source: str
-    text: str
+    text: Redacted
     pod: str | None = None
     namespace: str | None = None
     container: str | None = None
@@ -35,7 +36,7 @@ class CollectionError(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     source: str
-    message: str
+    message: Redacted
     hint: str | None = None
 
 

@@ -15,6 +15,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.snapshot.redact import Redacted, RedactedLines
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -46,7 +48,7 @@ class Demand(_Model):
     strategy: str | None = None
     infeasible: bool = False
     name: str | None = None
-    source_text: str | None = None
+    source_text: Redacted | None = None
 
     @property
     def largest_single_request(self) -> dict[str, float]:
@@ -99,14 +101,14 @@ class PlacementGroup(_Model):
 class ServeDeployment(_Model):
     name: str
     status: str = "UNKNOWN"
-    message: str = ""
+    message: Redacted = ""
     replica_states: dict[str, int] = Field(default_factory=dict)
 
 
 class ServeApplication(_Model):
     name: str
     status: str = "UNKNOWN"
-    message: str = ""
+    message: Redacted = ""
     deployments: list[ServeDeployment] = Field(default_factory=list)
 
 
@@ -114,8 +116,8 @@ class RayJobInfo(_Model):
     job_id: str | None = None
     submission_id: str | None = None
     status: str = "PENDING"
-    message: str | None = None
-    entrypoint: str | None = None
+    message: Redacted | None = None
+    entrypoint: Redacted | None = None
 
 
 class NodeType(_Model):
@@ -140,7 +142,7 @@ class RayState(_Model):
     node_count: int | None = None
     node_groups: dict[str, int] = Field(default_factory=dict)
     pending_nodes: list[str] = Field(default_factory=list)
-    recent_failures: list[str] = Field(default_factory=list)
+    recent_failures: RedactedLines = Field(default_factory=list)
     demands: list[Demand] = Field(default_factory=list)
     node_types: list[NodeType] = Field(default_factory=list)
     actors: list[RayActor] = Field(default_factory=list)

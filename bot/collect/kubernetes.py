@@ -1,0 +1,501 @@
+"""Read the Kubernetes layer of one RayCluster: read-only, cheap, and tolerant of a broken cluster.
+
+Every call goes through ``KubernetesReader.fetch`` as a declared ``ApiCall`` (verb, API group,
+resource). That gives one place for per-call timeouts, the overall deadline, pagination, the
+Retry-After of a throttled answer, and the mapping of failures to findings ("cannot list events:
+403, needs `list events` in namespace ml"). It also makes the set of calls inspectable: the RBAC
+manifests are tested against ``READ_SCOPES``.
+
+Answers are read as raw JSON (``_preload_content=False`` semantics: we parse the bytes ourselves)
+into the lenient snapshot models. The client's generated typed models are far slower on large
+lists and have raised on real clusters when a field the OpenAPI schema calls required was missing
+(kubernetes-client/python #1735, #895); a diagnosis tool cannot afford either.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.collect.deadline import Deadline
+from bot.snapshot.model import CollectionError
+
+# (verb, API group, resource) — everything the collector may ask for. Nothing here writes.
+READ_SCOPES: frozenset[tuple[str, str, str]] = frozenset(
+    {
+        ("get", "ray.io", "rayclusters"),
+        ("list", "ray.io", "rayclusters"),
+        ("get", "ray.io", "rayjobs"),
+        ("get", "ray.io", "rayservices"),
+        ("list", "", "pods"),
+        ("get", "", "pods/log"),
+        ("list", "", "nodes"),
+        ("list", "", "events"),
+        ("get", "", "services"),
+        ("get", "", "endpoints"),
+        ("list", "discovery.k8s.io", "endpointslices"),
+        ("list", "", "resourcequotas"),
+        ("get", "", "persistentvolumeclaims"),
+        ("list", "networking.k8s.io", "networkpolicies"),
+        ("list", "kueue.x-k8s.io", "workloads"),
+    }
+)
+
+RAY_API_VERSIONS = ("v1", "v1alpha1")
+KUEUE_VERSION = "v1beta1"
+DEVICE_PLUGIN_SELECTORS = (
+    "app=nvidia-device-plugin-daemonset",  # GPU operator
+    "name=nvidia-device-plugin-ds",  # upstream static manifest
+    "app.kubernetes.io/name=nvidia-device-plugin",  # upstream Helm chart
+)
+PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    verb: str
+    group: str
+    version: str
+    resource: str
+    namespace: str | None = None
+    name: str | None = None
+    subresource: str | None = None
+    query: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def scope(self) -> tuple[str, str, str]:
+        resource = f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+        return (self.verb, self.group, resource)
+
+    @property
+    def path(self) -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [root]
+        if self.namespace:
+            parts.append(f"namespaces/{self.namespace}")
+        parts.append(self.resource)
+        if self.name:
+            parts.append(self.name)
+        if self.subresource:
+            parts.append(self.subresource)
+        return "/".join(parts)
+
+    def describe(self) -> str:
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        target = f" {self.name}" if self.name else ""
+        group = f".{self.group}" if self.group else ""
+        sub = f"/{self.subresource}" if self.subresource else ""
+        return f"{self.verb} {self.resource}{group}{sub}{target}{where}"
+
+
+class ApiFailure(Exception):
+    """A call that did not give a usable answer; ``status`` is the HTTP status or 0."""
+
+    def __init__(self, call: ApiCall, status: int, message: str) -> None:
+        super().__init__(message)
+        self.call = call
+        self.status = status
+
+
+def _status_message(body: bytes) -> str:
+    try:
+        status = json.loads(body)
+    except ValueError:
+        text = body[:200].decode("utf-8", errors="replace").strip()
+        return text.splitlines()[0] if text else ""
+    if isinstance(status, dict) and isinstance(status.get("message"), str):
+        return str(status["message"])
+    return ""
+
+
+def hint_for(call: ApiCall, status: int) -> str | None:
+    verb, group, resource = call.scope
+    api_group = group or '""'
+    if status in (401, 403):
+        where = f"in namespace {call.namespace}" if call.namespace else "cluster-wide"
+        return f"grant `{verb}` on `{resource}` (apiGroup {api_group}) {where} to raydiag's identity"
+    if status == 429:
+        return "the API server is throttling; raydiag will read less next time or try later"
+    if status >= 500:
+        return "the API server failed to answer; check its health"
+    if status == 0:
+        return "check the API server address, network path and credentials (kubeconfig/context)"
+    return None
+
+
+@dataclass
+class KubernetesReader:
+    """Performs ``ApiCall``s with a shared deadline and records what failed."""
+
+    api_client: Any
+    deadline: Deadline
+    call_timeout: float = 10.0
+    errors: list[CollectionError] = field(default_factory=list)
+    made: list[ApiCall] = field(default_factory=list)
+    bytes_read: int = 0
+
+    def _send(self, call: ApiCall) -> tuple[int, bytes, Mapping[str, str]]:
+        query = [(k, v) for k, v in call.query]
+        method, url, headers, body, post = self.api_client.param_serialize(
+            method="GET",
+            resource_path=call.path,
+            query_params=query,
+            header_params={"Accept": "application/json" if not call.subresource else "text/plain"},
+            auth_settings=["BearerToken"],
+        )
+        timeout = min(self.call_timeout, max(0.05, self.deadline.remaining()))
+        response = self.api_client.call_api(
+            method, url, headers, body, post, _request_timeout=(timeout, timeout)
+        )
+        data = response.read() or b""
+        return int(response.status), bytes(data), dict(response.headers or {})
+
+    def fetch(self, call: ApiCall) -> bytes:
+        """The body of a successful answer; raises ``ApiFailure`` otherwise."""
+        if self.deadline.expired():
+            raise ApiFailure(
+                call, 0, f"skipped: the {self.deadline.total:g}s collection deadline was reached"
+            )
+        self.made.append(call)
+        for attempt in range(2):
+            try:
+                status, body, headers = self._send(call)
+            except Exception as error:  # urllib3 timeouts, refused connections, TLS and DNS errors
+                raise ApiFailure(call, 0, _network_message(error, self.call_timeout)) from error
+            self.bytes_read += len(body)
+            if status == 429 and attempt == 0:
+                wait = _retry_after(headers)
+                if wait is not None and wait < self.deadline.remaining() - 0.5:
+                    time.sleep(wait)
+                    continue
+            if 200 <= status < 300:
+                return body
+            raise ApiFailure(call, status, _status_message(body) or f"HTTP {status}")
+        raise ApiFailure(call, 429, "still throttled after waiting for Retry-After")
+
+    def json(self, call: ApiCall) -> Any:
+        body = self.fetch(call)
+        try:
+            return json.loads(body)
+        except (ValueError, RecursionError) as error:
+            raise ApiFailure(call, 200, f"the answer is not valid JSON ({len(body)} bytes)") from error
+
+    def items(self, call: ApiCall, max_items: int = 200_000) -> list[Any]:
+        """All items of a list call, page by page (``limit``/``continue``)."""
+        found: list[Any] = []
+        token = ""
+        while True:
+            query = (*call.query, ("limit", str(PAGE_SIZE)), *((("continue", token),) if token else ()))
+            page = self.json(ApiCall(**{**call.__dict__, "query": query}))
+            if not isinstance(page, Mapping):
+                raise ApiFailure(call, 200, "the answer is not a list object")
+            items = page.get("items")
+            if isinstance(items, list):
+                found += items
+            metadata = page.get("metadata")
+            token = metadata.get("continue", "") if isinstance(metadata, Mapping) else ""
+            if not token or len(found) >= max_items:
+                return found
+
+    def record(self, failure: ApiFailure, source: str | None = None) -> None:
+        _verb, _group, resource = failure.call.scope
+        self.errors.append(
+            CollectionError(
+                source=source or f"kubernetes {resource}",
+                message=f"cannot {failure.call.describe()}: "
+                + (f"HTTP {failure.status}: " if failure.status else "")
+                + str(failure),
+                hint=hint_for(failure.call, failure.status),
+            )
+        )
+
+    def try_items(self, call: ApiCall, source: str | None = None) -> list[Any] | None:
+        try:
+            return self.items(call)
+        except ApiFailure as failure:
+            self.record(failure, source)
+            return None
+
+    def try_json(self, call: ApiCall, source: str | None = None, missing_ok: bool = False) -> Any:
+        try:
+            return self.json(call)
+        except ApiFailure as failure:
+            if not (missing_ok and failure.status == 404):
+                self.record(failure, source)
+            return None
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    for key, value in headers.items():
+        if key.lower() == "retry-after":
+            try:
+                return max(0.0, float(value))
+            except ValueError:
+                return None
+    return None
+
+
+def _network_message(error: Exception, timeout: float) -> str:
+    text = str(error)
+    if "timed out" in text.lower() or "timeout" in type(error).__name__.lower():
+        return f"no answer within {timeout:g}s (timed out)"
+    if "refused" in text.lower():
+        return "connection refused"
+    if "resolve" in text.lower() or "name or service not known" in text.lower():
+        return "the API server's name does not resolve"
+    return f"{type(error).__name__}: {text[:200]}"
+
+
+def _core(resource: str, *, namespace: str | None = None, name: str | None = None, **query: str) -> ApiCall:
+    verb = "get" if name else "list"
+    return ApiCall(verb, "", "v1", resource, namespace, name, query=tuple(sorted(query.items())))
+
+
+@dataclass
+class KubernetesFindings:
+    """The raw lists read, keyed like ``from_kubernetes.kubernetes_state`` expects."""
+
+    raw: dict[str, list[Any]] = field(default_factory=dict)
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    raycluster: Mapping[str, Any] | None = None
+
+    def add(self, key: str, items: Iterable[Any] | None) -> None:
+        if items is None:
+            return
+        known = self.raw.setdefault(key, [])
+        seen = {_identity(item) for item in known}
+        for item in items:
+            identity = _identity(item)
+            if identity not in seen:
+                seen.add(identity)
+                known.append(item)
+
+
+def _identity(item: Any) -> tuple[str, str, str]:
+    meta = item.get("metadata") if isinstance(item, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return ("", "", str(id(item)))
+    return (str(item.get("kind", "")), str(meta.get("namespace", "")), str(meta.get("name", "")))
+
+
+def read_raycluster(reader: KubernetesReader, name: str, namespace: str) -> Mapping[str, Any] | None:
+    """The RayCluster by name, trying ``ray.io/v1`` then ``v1alpha1``; a 404 names the ones that exist."""
+    last: ApiFailure | None = None
+    for version in RAY_API_VERSIONS:
+        call = ApiCall("get", "ray.io", version, "rayclusters", namespace, name)
+        try:
+            found = reader.json(call)
+            return found if isinstance(found, Mapping) else None
+        except ApiFailure as failure:
+            last = failure
+            if failure.status != 404:
+                break
+    assert last is not None
+    if last.status == 404:
+        existing = reader.try_items(ApiCall("list", "ray.io", "v1", "rayclusters", namespace)) or []
+        names = sorted(
+            str(item.get("metadata", {}).get("name")) for item in existing if isinstance(item, Mapping)
+        )
+        listing = ", ".join(names) if names else "none"
+        reader.errors.append(
+            CollectionError(
+                source="kubernetes rayclusters",
+                message=f"RayCluster {name} not found in namespace {namespace}; RayClusters there: {listing}",
+                hint="pick one of those names, or pass --namespace",
+            )
+        )
+    else:
+        reader.record(last, "kubernetes rayclusters")
+    return None
+
+
+def _owner_objects(
+    reader: KubernetesReader, cluster: Mapping[str, Any], namespace: str
+) -> KubernetesFindings:
+    found = KubernetesFindings()
+    owners = cluster.get("metadata", {}).get("ownerReferences") or []
+    for owner in owners if isinstance(owners, list) else []:
+        kind = owner.get("kind") if isinstance(owner, Mapping) else None
+        plural = {"RayJob": "rayjobs", "RayService": "rayservices"}.get(str(kind))
+        if plural is None:
+            continue
+        version = str(owner.get("apiVersion", "ray.io/v1")).rsplit("/", 1)[-1]
+        obj = reader.try_json(ApiCall("get", "ray.io", version, plural, namespace, str(owner.get("name"))))
+        if isinstance(obj, Mapping):
+            found.add(plural, [obj])
+    return found
+
+
+def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: str) -> KubernetesFindings:
+    """Everything the classifier needs from Kubernetes about one RayCluster, and no more."""
+    found = KubernetesFindings()
+    cluster = read_raycluster(reader, cluster_name, namespace)
+    if cluster is not None:
+        found.raycluster = cluster
+        found.add("rayclusters", [cluster])
+        owners = _owner_objects(reader, cluster, namespace)
+        for key, items in owners.raw.items():
+            found.add(key, items)
+    pods = reader.try_items(
+        _core("pods", namespace=namespace, labelSelector=f"ray.io/cluster={cluster_name}")
+    )
+    found.add("pods", pods)
+    pending = reader.try_items(_core("pods", fieldSelector="status.phase=Pending"))
+    found.add("pods", pending)
+    nodes = reader.try_items(_core("nodes"))
+    found.add("nodes", nodes)
+    found.add("events", reader.try_items(_core("events", namespace=namespace)))
+    _pending_elsewhere_events(reader, found, namespace)
+    service = reader.try_json(
+        _core("services", namespace=namespace, name=f"{cluster_name}-head-svc"), missing_ok=True
+    )
+    if isinstance(service, Mapping):
+        found.add("services", [service])
+        endpoints = reader.try_json(
+            _core("endpoints", namespace=namespace, name=f"{cluster_name}-head-svc"), missing_ok=True
+        )
+        if isinstance(endpoints, Mapping):
+            found.add("endpoints", [endpoints])
+        else:
+            found.add(
+                "endpoints",
+                reader.try_items(
+                    ApiCall(
+                        "list",
+                        "discovery.k8s.io",
+                        "v1",
+                        "endpointslices",
+                        namespace,
+                        query=(("labelSelector", f"kubernetes.io/service-name={cluster_name}-head-svc"),),
+                    )
+                ),
+            )
+    found.add("resource_quotas", reader.try_items(_core("resourcequotas", namespace=namespace)))
+    found.add(
+        "network_policies",
+        reader.try_items(ApiCall("list", "networking.k8s.io", "v1", "networkpolicies", namespace)),
+    )
+    _claims(reader, found)
+    _device_plugins(reader, found)
+    _kueue(reader, found, namespace)
+    _bound_pods(reader, found)
+    return found
+
+
+def _pending_elsewhere_events(reader: KubernetesReader, found: KubernetesFindings, namespace: str) -> None:
+    """Events of this cluster's pending Pods that live outside the namespace read above (rare)."""
+    for pod in found.raw.get("pods", []):
+        meta = pod.get("metadata", {}) if isinstance(pod, Mapping) else {}
+        labels = meta.get("labels") or {}
+        if (
+            meta.get("namespace") == namespace
+            or not isinstance(labels, Mapping)
+            or "ray.io/cluster" not in labels
+        ):
+            continue
+        found.add(
+            "events",
+            reader.try_items(
+                _core(
+                    "events",
+                    namespace=str(meta.get("namespace")),
+                    fieldSelector=f"involvedObject.name={meta.get('name')}",
+                )
+            ),
+        )
+
+
+def _claims(reader: KubernetesReader, found: KubernetesFindings) -> None:
+    wanted: set[tuple[str, str]] = set()
+    for pod in found.raw.get("pods", []):
+        status = pod.get("status", {}) if isinstance(pod, Mapping) else {}
+        if not isinstance(status, Mapping) or status.get("phase") != "Pending":
+            continue
+        namespace = str(pod.get("metadata", {}).get("namespace", "default"))
+        for volume in pod.get("spec", {}).get("volumes") or []:
+            claim = volume.get("persistentVolumeClaim") if isinstance(volume, Mapping) else None
+            if isinstance(claim, Mapping) and claim.get("claimName"):
+                wanted.add((namespace, str(claim["claimName"])))
+    for namespace, name in sorted(wanted):
+        claim = reader.try_json(
+            _core("persistentvolumeclaims", namespace=namespace, name=name), missing_ok=True
+        )
+        if isinstance(claim, Mapping):
+            found.add("pvcs", [claim])
+
+
+def _is_gpu_node(node: Mapping[str, Any]) -> bool:
+    labels = node.get("metadata", {}).get("labels") or {}
+    taints = node.get("spec", {}).get("taints") or []
+    allocatable = node.get("status", {}).get("allocatable") or {}
+    return (
+        any(str(k).startswith(("nvidia.com/gpu", "cloud.google.com/gke-accelerator")) for k in labels)
+        or any(isinstance(t, Mapping) and t.get("key") == "nvidia.com/gpu" for t in taints)
+        or "nvidia.com/gpu" in allocatable
+    )
+
+
+def _device_plugins(reader: KubernetesReader, found: KubernetesFindings) -> None:
+    if not any(isinstance(n, Mapping) and _is_gpu_node(n) for n in found.raw.get("nodes", [])):
+        return
+    for selector in DEVICE_PLUGIN_SELECTORS:
+        pods = reader.try_items(_core("pods", labelSelector=selector), source="kubernetes device plugin pods")
+        if pods:
+            found.add("device_plugin_pods", pods)
+            return
+
+
+def _kueue(reader: KubernetesReader, found: KubernetesFindings, namespace: str) -> None:
+    call = ApiCall("list", "kueue.x-k8s.io", KUEUE_VERSION, "workloads", namespace)
+    try:
+        workloads = reader.items(call)
+    except ApiFailure as failure:
+        if failure.status != 404:  # 404: Kueue is not installed, which is normal
+            reader.record(failure, "kubernetes kueue workloads")
+        return
+    found.add("workloads", workloads)
+
+
+def _bound_pods(reader: KubernetesReader, found: KubernetesFindings) -> None:
+    """Pods bound to the nodes that could host a pending Pod, to compute free capacity there.
+
+    Only candidate nodes are read (one ``spec.nodeName=`` query each), so the cost follows the
+    nodes that matter, not the size of the cluster; past a few dozen candidates one paginated
+    list of all Pods is cheaper and is used instead.
+    """
+    from bot.classify.fit import FitExplainer
+    from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
+
+    nodes = [n for raw in found.raw.get("nodes", []) if (n := node_from_json(raw)) is not None]
+    pods = [p for raw in found.raw.get("pods", []) if (p := pod_from_json(raw)) is not None]
+    pending = [p for p in pods if p.unscheduled]
+    if not pending or not nodes:
+        return
+    explainer = FitExplainer(nodes, {})
+    candidates = sorted({n.name for p in pending for n in nodes if explainer.static_reason(p, n) is None})
+    if len(candidates) > 40:
+        found.add(
+            "pods",
+            reader.try_items(_core("pods", fieldSelector="status.phase!=Succeeded,status.phase!=Failed")),
+        )
+        return
+    for node in candidates:
+        found.add("pods", reader.try_items(_core("pods", fieldSelector=f"spec.nodeName={node}")))
+
+
+def read_log(
+    reader: KubernetesReader, namespace: str, pod: str, container: str | None, tail: int = 200
+) -> list[str] | None:
+    query = [("tailLines", str(tail)), ("limitBytes", str(256 * 1024))]
+    if container:
+        query.append(("container", container))
+    call = ApiCall("get", "", "v1", "pods", namespace, pod, "log", tuple(query))
+    try:
+        body = reader.fetch(call)
+    except ApiFailure as failure:
+        reader.record(failure, f"kubernetes logs {pod}")
+        return None
+    return body.decode("utf-8", errors="replace").splitlines()[-tail:]

@@ -1,0 +1,168 @@
+"""Collect both layers of a live cluster into one snapshot.
+
+Order matters: the Kubernetes layer first (it says where the head is and which Pods exist), then
+the Ray dashboard, then the log tails that only the two together can choose — the head, its
+autoscaler, and every worker Pod that runs but never joined Ray. Each step uses what the earlier
+ones could read and carries on when they could not; all of it shares one deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.collect.deadline import Deadline
+from bot.collect.kubernetes import KubernetesFindings, KubernetesReader, collect_kubernetes, read_log
+from bot.collect.ray_dashboard import DashboardReader, collect_ray
+from bot.snapshot.from_kubernetes import kubernetes_state
+from bot.snapshot.model import CollectionError, Snapshot
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Target:
+    cluster: str
+    namespace: str = "default"
+    raycluster: str | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    dashboard_url: str | None = None
+
+    @property
+    def raycluster_name(self) -> str:
+        return self.raycluster or self.cluster
+
+    def default_dashboard_url(self) -> str:
+        return f"http://{self.raycluster_name}-head-svc.{self.namespace}.svc.cluster.local:8265"
+
+
+def kubernetes_client(target: Target) -> Any:
+    """An ApiClient from in-cluster credentials, or kubeconfig/context, like kubectl resolves them."""
+    from kubernetes import client, config
+
+    if target.kubeconfig is None and target.context is None:
+        try:
+            config.load_incluster_config()  # type: ignore[no-untyped-call]
+            return client.ApiClient()
+        except config.ConfigException:
+            pass
+    configuration = client.Configuration()
+    config.load_kube_config(  # type: ignore[no-untyped-call]
+        config_file=target.kubeconfig, context=target.context, client_configuration=configuration
+    )
+    return client.ApiClient(configuration)
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _ray_pods(findings: KubernetesFindings, cluster: str) -> list[Mapping[str, Any]]:
+    return [
+        pod
+        for pod in findings.raw.get("pods", [])
+        if isinstance(pod, Mapping)
+        and (pod.get("metadata", {}).get("labels") or {}).get("ray.io/cluster") == cluster
+    ]
+
+
+def _containers(pod: Mapping[str, Any]) -> list[str]:
+    return [str(c.get("name")) for c in pod.get("spec", {}).get("containers") or [] if isinstance(c, Mapping)]
+
+
+def _log_targets(
+    findings: KubernetesFindings, cluster: str, ray_ips: set[str] | None
+) -> list[tuple[str, str, str]]:
+    """(namespace, pod, container) whose log tails are worth reading."""
+    wanted: list[tuple[str, str, str]] = []
+    for pod in _ray_pods(findings, cluster):
+        meta, status = pod.get("metadata", {}), pod.get("status", {})
+        if status.get("phase") != "Running":
+            continue
+        names = _containers(pod)
+        node_type = (meta.get("labels") or {}).get("ray.io/node-type")
+        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+        if node_type == "head":
+            wanted += [(namespace, name, c) for c in names[:1]]
+            wanted += [(namespace, name, c) for c in names if c == "autoscaler"]
+        elif node_type == "worker" and ray_ips is not None and status.get("podIP") not in ray_ips:
+            wanted += [(namespace, name, c) for c in names[:1]]
+    return wanted[:12]
+
+
+def collect_live(
+    target: Target,
+    *,
+    deadline_s: float = 25.0,
+    call_timeout_s: float = 8.0,
+    progress: Progress = _quiet,
+    api_client: Any = None,
+) -> Snapshot:
+    deadline = Deadline(deadline_s)
+    errors: list[CollectionError] = []
+    findings = KubernetesFindings()
+    reader: KubernetesReader | None = None
+    progress(f"reading Kubernetes: RayCluster {target.raycluster_name} in {target.namespace}")
+    try:
+        client = api_client if api_client is not None else kubernetes_client(target)
+    except Exception as error:  # a missing or broken kubeconfig is a finding, not a traceback
+        errors.append(
+            CollectionError(
+                source="kubernetes config",
+                message=f"cannot load Kubernetes credentials: {error}",
+                hint="pass --kubeconfig/--context, or run inside the cluster with a service account",
+            )
+        )
+        client = None
+    if client is not None:
+        reader = KubernetesReader(client, deadline, call_timeout_s)
+        findings = collect_kubernetes(reader, target.raycluster_name, target.namespace)
+        errors += reader.errors
+        reader.errors = []
+
+    url = target.dashboard_url or target.default_dashboard_url()
+    progress(f"reading Ray: dashboard {url}")
+    dashboard = DashboardReader(url, deadline, call_timeout_s)
+    answers = collect_ray(dashboard)
+    errors += dashboard.errors
+    ray_state = None
+    if answers:
+        from bot.snapshot.from_ray import ray_state as build_ray_state
+
+        ray_state = build_ray_state(answers)
+
+    if reader is not None:
+        ray_ips = (
+            {n.node_ip for n in ray_state.nodes if n.node_ip and n.alive}
+            if ray_state and ray_state.nodes
+            else None
+        )
+        targets = _log_targets(findings, target.raycluster_name, ray_ips)
+        if targets:
+            progress(f"reading log tails of {len(targets)} container(s)")
+        for namespace, pod, container in targets:
+            lines = read_log(reader, namespace, pod, container)
+            if lines is not None:
+                findings.logs.append(
+                    {"pod": pod, "namespace": namespace, "container": container, "lines": lines}
+                )
+        errors += reader.errors
+
+    kubernetes = None
+    if reader is not None and (findings.raw or findings.logs):
+        # Without the node list the fit replay cannot count "0/N nodes"; it says so instead.
+        kubernetes = kubernetes_state(
+            {**findings.raw, "logs": findings.logs}, nodes_complete="nodes" in findings.raw
+        )
+    return Snapshot(
+        cluster=target.raycluster_name,
+        namespace=target.namespace,
+        collected_at=datetime.now(UTC),
+        origin="live",
+        kubernetes=kubernetes,
+        ray=ray_state,
+        errors=errors,
+    )

@@ -1,0 +1,151 @@
+"""Read the Ray layer over the dashboard's HTTP API.
+
+No ``ray.init``: a driver must match the cluster's Ray and Python versions, and one bot serves
+clusters of many versions. The dashboard's JSON is read as-is and translated by
+``bot.snapshot.from_ray``, which knows the response shapes of older and newer Ray 2.x.
+
+An unreachable dashboard is evidence, not a crash: the head may be down, its Service may have no
+endpoints, or a NetworkPolicy may block the bot. The first failed call that shows the dashboard is
+not there at all (refused, no such host, timed out) stops the Ray collection, so a dead head costs
+one timeout rather than one per endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.collect.deadline import Deadline
+from bot.snapshot.model import CollectionError
+
+LIMIT = "limit=10000"
+# Key (as from_ray.ray_state takes it) -> path. Order matters: version first, as the probe.
+ENDPOINTS: dict[str, str] = {
+    "version": "/api/version",
+    "nodes": f"/api/v0/nodes?detail=1&{LIMIT}",
+    "cluster_status": "/api/cluster_status",
+    "actors": f"/api/v0/actors?detail=1&{LIMIT}&filter_keys=state&filter_predicates=%3D&filter_values=ALIVE",
+    "pending_tasks": f"/api/v0/tasks?detail=1&{LIMIT}"
+    "&filter_keys=state&filter_predicates=%3D&filter_values=PENDING_NODE_ASSIGNMENT",
+    "placement_groups": f"/api/v0/placement_groups?detail=1&{LIMIT}",
+    "jobs": "/api/jobs/",
+    "serve_applications": "/api/serve/applications/",
+}
+# Older dashboards lack some endpoints; these are tried when the main one answers 404.
+FALLBACKS: dict[str, str] = {
+    "nodes": "/nodes?view=summary",
+    "serve_applications": "/api/serve/deployments/status",
+}
+MAX_BODY = 64 * 1024 * 1024
+
+
+class DashboardDown(Exception):
+    """The dashboard is not reachable at all; further calls would only wait again."""
+
+
+@dataclass
+class DashboardReader:
+    base_url: str
+    deadline: Deadline
+    call_timeout: float = 8.0
+    errors: list[CollectionError] = field(default_factory=list)
+    requests: int = 0
+    bytes_read: int = 0
+
+    def get(self, path: str) -> Any:
+        url = self.base_url.rstrip("/") + path
+        timeout = min(self.call_timeout, max(0.05, self.deadline.remaining()))
+        request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "raydiag"})
+        self.requests += 1
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                body = response.read(MAX_BODY + 1)
+        except urllib.error.HTTPError as error:
+            raise _HttpError(error.code, _snippet(error.read(2048))) from error
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
+            raise DashboardDown(_network_reason(error, timeout)) from error
+        self.bytes_read += len(body)
+        if len(body) > MAX_BODY:
+            raise _HttpError(200, f"answer larger than {MAX_BODY} bytes")
+        try:
+            parsed = json.loads(body)
+        except (ValueError, RecursionError) as error:
+            kind = "HTML" if body.lstrip()[:1] == b"<" else "not JSON"
+            raise _HttpError(200, f"the answer is {kind}: {_snippet(body)}") from error
+        if isinstance(parsed, Mapping) and parsed.get("result") is False:
+            raise _HttpError(200, str(parsed.get("msg") or "the dashboard reported a failure")[:300])
+        return parsed
+
+
+class _HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _snippet(body: bytes) -> str:
+    text = body[:300].decode("utf-8", errors="replace").strip()
+    return " ".join(text.split())[:200]
+
+
+def _network_reason(error: BaseException, timeout: float) -> str:
+    reason = getattr(error, "reason", error)
+    text = str(reason)
+    if isinstance(reason, TimeoutError | socket.timeout) or "timed out" in text.lower():
+        return f"no answer within {timeout:g}s (timed out)"
+    if "refused" in text.lower():
+        return "connection refused"
+    if isinstance(reason, socket.gaierror) or "name or service not known" in text.lower():
+        return "the dashboard's host name does not resolve"
+    return f"{type(reason).__name__}: {text[:200]}"
+
+
+def collect_ray(reader: DashboardReader) -> dict[str, Any]:
+    """Raw answers by key; failures are recorded on the reader and leave their key out."""
+    answers: dict[str, Any] = {}
+    for key, path in ENDPOINTS.items():
+        if reader.deadline.expired():
+            reader.errors.append(
+                CollectionError(
+                    source="ray dashboard",
+                    message=f"skipped {path} and later endpoints: "
+                    f"the {reader.deadline.total:g}s deadline was reached",
+                )
+            )
+            break
+        try:
+            answers[key] = reader.get(path)
+        except DashboardDown as down:
+            reader.errors.append(
+                CollectionError(
+                    source="ray dashboard",
+                    message=f"cannot reach the Ray dashboard at {reader.base_url} ({path}): {down}",
+                    hint="check that the head Pod is Ready, that its Service has endpoints, and that no "
+                    "NetworkPolicy blocks port 8265 from raydiag; or pass --dashboard-url",
+                )
+            )
+            break
+        except _HttpError as error:
+            fallback = FALLBACKS.get(key)
+            if error.status == 404 and fallback:
+                try:
+                    answers[key] = reader.get(fallback)
+                    continue
+                except (_HttpError, DashboardDown):
+                    pass
+            if error.status == 404 and key == "serve_applications":
+                continue  # Serve is not running on this cluster: nothing to report
+            reader.errors.append(
+                CollectionError(
+                    source=f"ray api {key}",
+                    message=f"GET {path}: "
+                    + (f"HTTP {error.status}: " if error.status != 200 else "")
+                    + str(error),
+                )
+            )
+    return answers
