@@ -78,8 +78,13 @@ def _int(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text.startswith("-") else text
+        # isdecimal, not isdigit: "²" is a digit that int() refuses; and int() refuses > 4300 digits.
+        if digits.isascii() and digits.isdecimal() and len(digits) <= 18:
+            return int(text)
+        return None
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None

@@ -19,6 +19,12 @@ between endpoints of one version, so everything here takes ``object`` and tolera
   carved out of a node's real resources, not extra capacity; they are folded back to their base name
   (or dropped, for ``bundle``) so that no rule mistakes them for a custom resource no node offers.
 
+**Infeasible** is set only where Ray says so: the autoscaler's cluster events ("No available node
+types can fulfill ...") or a placement group whose scheduling state is INFEASIBLE. Autoscaler v1
+says it of shapes no node type could ever hold; v2 also says it of shapes that fit an existing node
+that is busy, when it cannot launch another (readonly clusters, groups at their maximum), so a rule
+must still compare a demand with the nodes' totals before calling it impossible.
+
 Nothing here raises on a malformed answer: a field of the wrong type counts as missing, a record that
 is not a mapping is skipped, and the state holds whatever could be read.
 """
@@ -826,6 +832,9 @@ def ray_state(responses: Mapping[str, object]) -> RayState:
         for bundle in _list(row.get("bundles")):
             names.learn(_mapping(_field(bundle, "unit_resources")))
     names.learn(status.shapes())
+    for key in ("nodes", "nodes_summary"):
+        for text in _summary_rows(responses.get(key))[1].values():
+            names.learn(_text_usage(str(text).splitlines())[1])
     names.learn(_mapping(_field(status.report, "node_type_mapping")).values())
     names.learn(_mapping(_field(status.load, "node_type_mapping")).values())
 

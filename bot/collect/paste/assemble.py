@@ -1,0 +1,197 @@
+"""Resolving what the parsers found into one Snapshot.
+
+Some facts only exist across blocks of a paste, so they are settled here, once:
+
+* the same pod seen as a table row, in a describe and in a manifest is one pod, built from the
+  richest source with the gaps filled from the others (a row without a NAMESPACE column matches a
+  pod of the same name in any namespace);
+* a scheduler message with no object (a bare ``0/3 nodes are available`` or an event row copied
+  without its OBJECT column) is about the one pending pod in the paste, if there is exactly one
+  (or about the only pod, if there is only one); otherwise it stays unattached rather than guessed;
+* a pod manifest without ``status`` is ``Pending`` when a scheduler message refers to it (the user
+  pasted it because it does not schedule) and ``Unknown`` otherwise;
+* nodes pasted without a name are named ``(pasted node)``, numbered when there are several, and the
+  node list is never complete: a paste shows some nodes, never provably all of them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from bot.collect.paste.found import Found, PodRecord
+from bot.collect.paste.kubectl_describe import numbered_unnamed_node
+from bot.snapshot.kubernetes import Condition, Event, KubernetesState, Node, Pod
+from bot.snapshot.model import Snapshot
+from bot.snapshot.ray import RayNode, RayState
+
+NOTHING_RECOGNISED = "no known output format recognised"
+_SCHEDULING_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp"})
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@cache
+def _defaults(model: type[BaseModel]) -> dict[str, Any]:
+    defaults: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        if info.default_factory is not None:
+            defaults[name] = info.default_factory()  # type: ignore[call-arg]
+        elif info.default is not PydanticUndefined:
+            defaults[name] = info.default
+    return defaults
+
+
+def _fill(primary: M, other: M) -> M:
+    """``primary`` with each field it left at its default taken from ``other``."""
+    updates: dict[str, Any] = {}
+    for name, default in _defaults(type(primary)).items():
+        mine, theirs = getattr(primary, name), getattr(other, name)
+        if mine == default and theirs != default:
+            updates[name] = theirs
+    return primary.model_copy(update=updates) if updates else primary
+
+
+def _merge_pods(records: list[PodRecord]) -> list[PodRecord]:
+    groups: dict[tuple[str, str], list[PodRecord]] = {}
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    for record in records:
+        if record.namespace_known:
+            key = (record.pod.namespace, record.pod.name)
+            if key not in groups:
+                by_name.setdefault(record.pod.name, []).append(key)
+            groups.setdefault(key, []).append(record)
+    for record in records:
+        if record.namespace_known:
+            continue
+        known = by_name.get(record.pod.name, [])
+        key = known[0] if len(known) == 1 else (record.pod.namespace, record.pod.name)
+        groups.setdefault(key, []).append(record)
+    merged: list[PodRecord] = []
+    for group in groups.values():
+        # The richest source first; among equals the latest, as in ``kubectl get pods -w`` output.
+        ranked = sorted(reversed(group), key=lambda r: r.source, reverse=True)
+        pod = ranked[0].pod
+        for other in ranked[1:]:
+            pod = _fill(pod, other.pod)
+        merged.append(
+            PodRecord(
+                pod=pod,
+                source=ranked[0].source,
+                namespace_known=any(r.namespace_known for r in ranked),
+                has_status=any(r.has_status for r in ranked),
+            )
+        )
+    return merged
+
+
+def _attach_events(events: list[Event], records: list[PodRecord]) -> list[Event]:
+    pending = [r.pod for r in records if r.pod.phase == "Pending" or not r.has_status]
+    target: Pod | None = None
+    if len(pending) == 1:
+        target = pending[0]
+    elif not pending and len(records) == 1:
+        target = records[0].pod
+    if target is None:
+        return events
+    update = {"object_kind": "Pod", "object_name": target.name, "namespace": target.namespace}
+    return [
+        event.model_copy(update=update)
+        if event.object_name is None and event.reason in _SCHEDULING_REASONS
+        else event
+        for event in events
+    ]
+
+
+def _settle_pods(records: list[PodRecord], events: list[Event]) -> list[Pod]:
+    mentioned: set[str] = set()
+    failed: dict[str, str] = {}
+    for event in events:
+        if event.reason in _SCHEDULING_REASONS and event.object_name and event.object_kind in {None, "Pod"}:
+            mentioned.add(event.object_name)
+            if event.reason == "FailedScheduling":
+                failed[event.object_name] = event.message
+    pods = []
+    for record in records:
+        pod = record.pod
+        if not record.has_status and pod.phase == "Unknown" and pod.name in mentioned:
+            pod = pod.model_copy(update={"phase": "Pending"})
+        message = failed.get(pod.name)
+        if pod.phase == "Pending" and message is not None and pod.condition("PodScheduled") is None:
+            scheduled = Condition(
+                type="PodScheduled", status="False", reason="Unschedulable", message=message
+            )
+            pod = pod.model_copy(update={"conditions": [*pod.conditions, scheduled]})
+        pods.append(pod)
+    return pods
+
+
+def _nodes(found: Found) -> list[Node]:
+    nodes = list(found.nodes)
+    unnamed = found.unnamed_nodes
+    if len(unnamed) > 1:
+        for number, index in enumerate(unnamed, start=1):
+            nodes[index] = nodes[index].model_copy(update={"name": numbered_unnamed_node(number)})
+    by_name: dict[str, Node] = {}
+    for node in nodes:
+        by_name[node.name] = _fill(by_name[node.name], node) if node.name in by_name else node
+    return list(by_name.values())
+
+
+def _kubernetes(found: Found) -> KubernetesState | None:
+    if not (found.pods or found.nodes or found.events or any(found.objects.values())):
+        return None
+    records = _merge_pods(found.pods)
+    events = _attach_events(found.events, records)
+    pods = _settle_pods(records, events)
+    device_plugin_pods = [p for p in pods if "device-plugin" in p.name]
+    return KubernetesState(
+        nodes=_nodes(found),
+        nodes_complete=False,
+        pods=pods,
+        events=events,
+        device_plugin_pods=device_plugin_pods,
+        **{name: objects for name, objects in found.objects.items() if objects},
+    )
+
+
+def _ray_nodes(nodes: list[RayNode]) -> list[RayNode]:
+    """The same node reported by repeated warnings is kept once, as last reported."""
+    by_key: dict[str, RayNode] = {}
+    for index, node in enumerate(nodes):
+        by_key[node.node_id or node.node_ip or f"#{index}"] = node
+    return list(by_key.values())
+
+
+def _ray(found: Found) -> RayState | None:
+    status = found.ray_status
+    if not (status or found.ray_nodes or found.demands or found.node_types or found.serve_applications):
+        return None
+    return RayState(
+        version=found.ray_version,
+        nodes=_ray_nodes(found.ray_nodes),
+        totals=status.totals if status else {},
+        used=status.used if status else {},
+        node_count=status.node_count if status else None,
+        node_groups=status.node_groups if status else {},
+        pending_nodes=status.pending_nodes if status else [],
+        recent_failures=status.recent_failures if status else [],
+        demands=found.demands,
+        node_types=found.node_types,
+        serve_applications=found.serve_applications,
+    )
+
+
+def build(found: Found) -> Snapshot:
+    kubernetes = _kubernetes(found)
+    ray = _ray(found)
+    notes = list(found.formats)
+    for kind, count in found.dropped.items():
+        notes.append(f"{count:,} further {kind} were left out to keep the snapshot small")
+    notes.extend(found.notes)
+    if kubernetes is None and ray is None and not found.texts:
+        notes = [NOTHING_RECOGNISED, *found.notes]
+    return Snapshot(origin="paste", kubernetes=kubernetes, ray=ray, texts=found.texts, notes=notes)

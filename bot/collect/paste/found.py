@@ -1,0 +1,147 @@
+"""What the format parsers found in one paste, before it becomes a Snapshot.
+
+Parsers run one block at a time and know nothing of each other, yet the snapshot needs the paste
+as a whole: a pod from a ``kubectl get pods`` row and the same pod from ``describe pod`` are one
+pod, and a bare scheduler message belongs to the one pending pod pasted above it. So parsers add to
+this mutable record, and ``assemble`` resolves it once at the end.
+
+Every collection here is capped, so a huge paste cannot make the snapshot huge; what was left out
+is counted and reported in the snapshot's notes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.snapshot.kubernetes import Event, Node, Pod
+from bot.snapshot.model import TextLine
+from bot.snapshot.ray import Demand, NodeType, RayNode, ServeApplication
+
+MAX_TEXTS = 2000
+MAX_OBJECTS = 5000
+MAX_DEMANDS = 500
+
+
+class PodSource:
+    """How much a source says about a pod; a richer source wins when the same pod appears twice."""
+
+    TABLE_ROW = 0
+    MANIFEST = 1
+    DESCRIBE = 2
+    API_OBJECT = 3
+
+
+@dataclass
+class PodRecord:
+    pod: Pod
+    source: int
+    namespace_known: bool = True
+    # A manifest without ``status`` (what people paste from their editor): its phase is inferred.
+    has_status: bool = True
+
+
+@dataclass
+class RayStatusFigures:
+    """The cluster-wide part of ``ray status``; a later status overrides what it repeats."""
+
+    totals: dict[str, float] = field(default_factory=dict)
+    used: dict[str, float] = field(default_factory=dict)
+    node_count: int | None = None
+    node_groups: dict[str, int] = field(default_factory=dict)
+    pending_nodes: list[str] = field(default_factory=list)
+    recent_failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Found:
+    source: str = "paste"
+    formats: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    pods: list[PodRecord] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    # Indexes into ``nodes`` of nodes pasted without their name (a bare ``Capacity:`` block).
+    unnamed_nodes: list[int] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    # Other Kubernetes objects, keyed by their ``KubernetesState`` field name.
+    objects: dict[str, list[Any]] = field(default_factory=dict)
+    ray_status: RayStatusFigures | None = None
+    # Only reported alongside other Ray state: a version alone says nothing about the cluster.
+    ray_version: str | None = None
+    ray_nodes: list[RayNode] = field(default_factory=list)
+    demands: list[Demand] = field(default_factory=list)
+    node_types: list[NodeType] = field(default_factory=list)
+    serve_applications: list[ServeApplication] = field(default_factory=list)
+    texts: list[TextLine] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    _seen_texts: set[str] = field(default_factory=set)
+    _seen_demands: set[str] = field(default_factory=set)
+
+    def recognise(self, fmt: str) -> None:
+        if fmt not in self.formats:
+            self.formats.append(fmt)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes and len(self.notes) < 50:
+            self.notes.append(text)
+
+    def _room(self, kind: str, current: int, limit: int = MAX_OBJECTS) -> bool:
+        if current < limit:
+            return True
+        self.dropped[kind] += 1
+        return False
+
+    def pods_full(self) -> bool:
+        """Checked before building a pod from a row, so a flood of rows costs no model building."""
+        return not self._room("pods", len(self.pods))
+
+    def add_pod(self, record: PodRecord) -> None:
+        if self._room("pods", len(self.pods)):
+            self.pods.append(record)
+
+    def add_node(self, node: Node, named: bool = True) -> None:
+        if self._room("nodes", len(self.nodes)):
+            if not named:
+                self.unnamed_nodes.append(len(self.nodes))
+            self.nodes.append(node)
+
+    def add_event(self, event: Event) -> None:
+        if self._room("events", len(self.events)):
+            self.events.append(event)
+
+    def add_object(self, field_name: str, obj: Any) -> None:
+        bucket = self.objects.setdefault(field_name, [])
+        if self._room(field_name, len(bucket)):
+            bucket.append(obj)
+
+    def add_ray_node(self, node: RayNode) -> None:
+        if self._room("ray nodes", len(self.ray_nodes)):
+            self.ray_nodes.append(node)
+
+    def add_demand(self, demand: Demand) -> None:
+        """Repeated log lines repeat the same demand; it is kept once."""
+        key = repr(
+            (sorted(demand.shape.items()), demand.kind, demand.infeasible, demand.bundles, demand.strategy)
+        )
+        if key in self._seen_demands:
+            return
+        if self._room("demands", len(self.demands), MAX_DEMANDS):
+            self._seen_demands.add(key)
+            self.demands.append(demand)
+
+    def add_node_type(self, node_type: NodeType) -> None:
+        if self._room("node types", len(self.node_types), MAX_DEMANDS):
+            self.node_types.append(node_type)
+
+    def add_serve_application(self, application: ServeApplication) -> None:
+        if self._room("serve applications", len(self.serve_applications), MAX_DEMANDS):
+            self.serve_applications.append(application)
+
+    def add_text(self, text: str) -> None:
+        text = text.strip()
+        if not text or text in self._seen_texts:
+            return
+        if self._room("message lines", len(self.texts), MAX_TEXTS):
+            self._seen_texts.add(text)
+            self.texts.append(TextLine(source=self.source, text=text))

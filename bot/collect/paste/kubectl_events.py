@@ -1,0 +1,255 @@
+"""Kubernetes events, from tables, from loose lines, and from bare scheduler messages.
+
+Events reach a paste in four shapes:
+
+* ``kubectl get events`` tables: ``LAST SEEN TYPE REASON OBJECT MESSAGE`` (kubectl 1.14+, with an
+  optional NAMESPACE column), ``LAST SEEN FIRST SEEN COUNT NAME KIND SUBOBJECT TYPE REASON SOURCE
+  MESSAGE`` (older kubectl) and the ``-o wide`` order; read by header position;
+* the Events section of ``kubectl describe``: ``Type Reason Age From Message``, where Age may be
+  ``2m21s (x42 over 60m)`` and long messages continue on following lines;
+* single rows copied out of either, often without the Type column;
+* the bare message, the part people quote in an issue title: ``0/3 nodes are available: 3
+  Insufficient nvidia.com/gpu.`` or ``pod didn't trigger scale-up: …``. Only kube-scheduler and
+  cluster-autoscaler write those sentences, so they are events even without a row around them.
+
+An event whose object is not named is left unattached here; ``assemble`` attaches it when the
+paste holds exactly one pod it could be about.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bot.collect.paste.columns import Column, header_columns, slice_row
+from bot.collect.paste.counts import count_or
+from bot.collect.paste.found import Found
+from bot.snapshot.kubernetes import Event
+
+TABLE_FORMAT = "kubectl get events"
+LINE_FORMAT = "kubernetes event line"
+SCHEDULER_FORMAT = "scheduler message"
+AUTOSCALER_FORMAT = "cluster-autoscaler message"
+KARPENTER_FORMAT = "karpenter message"
+
+_AGE = r"(?:<unknown>|<invalid>|\d+(?:\.\d+)?[smhdy](?:\d+[smhdy])*)"
+_COUNT = rf"\(x(?P<count>\d+) over {_AGE}\)"
+_REASON = r"[A-Z][A-Za-z0-9]+"
+_DESCRIBE_ROW = re.compile(
+    rf"^\s*(?:(?P<type>Normal|Warning)\s+)?(?P<reason>{_REASON})\s+{_AGE}(?:\s+{_COUNT})?\s+"
+    r"(?P<source>[a-z][\w.-]*(?:, [\w.-]+)?)\s+(?P<message>\S.*)$"
+)
+_GET_ROW = re.compile(
+    rf"^\s*(?:(?P<ns>[a-z0-9][-a-z0-9.]*)\s+)?{_AGE}(?:\s+{_COUNT})?\s+(?P<type>Normal|Warning)\s+"
+    rf"(?P<reason>{_REASON})\s+(?P<object>[a-zA-Z][\w.-]*/[\w.:-]+)\s+(?P<message>\S.*)$"
+)
+_TABLE_HEADER = re.compile(r"^\s*(?:NAMESPACE\s+)?LAST ?SEEN\s+\S")
+_DESCRIBE_HEADER = re.compile(
+    r"^\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From\s+.*Message)\s*$"
+)
+_UNDERLINE = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
+# The second form is kube-scheduler's wording up to Kubernetes 1.9.
+_SCHEDULER = re.compile(r"\b\d+/\d+ nodes are available\b|\bNo nodes are available that match all of\b")
+_SCALE_UP = re.compile(r"\bpod (?:didn't|did not) trigger scale-up\b|\bpod triggered scale-up\b")
+_KARPENTER = re.compile(
+    r"incompatible with nodepool|incompatible with provisioner|no instance type satisfied resources|"
+    r"could not schedule pod|no instance type (?:has enough|met)|all available instance types exceed"
+)
+_KINDS = {
+    "pod": "Pod",
+    "node": "Node",
+    "raycluster": "RayCluster",
+    "rayjob": "RayJob",
+    "rayservice": "RayService",
+    "replicaset": "ReplicaSet",
+    "deployment": "Deployment",
+    "statefulset": "StatefulSet",
+    "daemonset": "DaemonSet",
+    "job": "Job",
+    "service": "Service",
+    "persistentvolumeclaim": "PersistentVolumeClaim",
+    "persistentvolume": "PersistentVolume",
+    "nodeclaim": "NodeClaim",
+    "nodepool": "NodePool",
+    "configmap": "ConfigMap",
+    "endpoints": "Endpoints",
+    "poddisruptionbudget": "PodDisruptionBudget",
+}
+_WARNING_REASONS = frozenset(
+    {"BackOff", "Unhealthy", "Evicted", "InvalidImageName", "ErrImageNeverPull", "OOMKilling", "Preempted"}
+)
+
+
+def kind_of(name: str) -> str:
+    base = name.split(".", 1)[0].lower()
+    return _KINDS.get(base, name.split(".", 1)[0][:1].upper() + name.split(".", 1)[0][1:])
+
+
+def type_for(reason: str) -> str:
+    return "Warning" if reason.startswith("Failed") or reason in _WARNING_REASONS else "Normal"
+
+
+def clean_message(text: str) -> str:
+    return text.strip().strip("\"'`").rstrip("!").strip()
+
+
+def _object(text: str) -> tuple[str | None, str | None]:
+    kind, sep, name = text.partition("/")
+    if not sep or not name:
+        return None, None
+    return kind_of(kind), name
+
+
+def read_row(line: str, namespace: str | None = None) -> Event | None:
+    """One event row outside a table header: describe-style or ``kubectl get events`` style."""
+    if match := _GET_ROW.match(line):
+        kind, name = _object(match.group("object"))
+        return Event(
+            namespace=match.group("ns") or namespace,
+            object_kind=kind,
+            object_name=name,
+            type=match.group("type"),
+            reason=match.group("reason"),
+            message=match.group("message").strip(),
+            count=count_or(match.group("count"), 1),
+        )
+    if match := _DESCRIBE_ROW.match(line):
+        reason = match.group("reason")
+        return Event(
+            namespace=namespace,
+            type=match.group("type") or type_for(reason),
+            reason=reason,
+            message=match.group("message").strip(),
+            count=count_or(match.group("count"), 1),
+            source=match.group("source"),
+        )
+    return None
+
+
+def read_bare(text: str) -> Event | None:
+    """A scheduler or cluster-autoscaler sentence quoted on its own, anywhere in a line."""
+    if match := _SCHEDULER.search(text):
+        return Event(
+            type="Warning",
+            reason="FailedScheduling",
+            message=clean_message(text[match.start() :]),
+            source="default-scheduler",
+        )
+    if match := _SCALE_UP.search(text):
+        triggered = "triggered scale-up" in match.group() and "didn't" not in match.group()
+        return Event(
+            type="Normal",
+            reason="TriggeredScaleUp" if triggered else "NotTriggerScaleUp",
+            message=clean_message(text[match.start() :]),
+            source="cluster-autoscaler",
+        )
+    return None
+
+
+def format_of(event: Event) -> str:
+    """Which tool's message an event carries, for the snapshot's notes."""
+    if _SCHEDULER.search(event.message):
+        return SCHEDULER_FORMAT
+    if _SCALE_UP.search(event.message) or event.reason in {"NotTriggerScaleUp", "TriggeredScaleUp"}:
+        return AUTOSCALER_FORMAT
+    if is_karpenter(event.message) or (event.source or "").startswith("karpenter"):
+        return KARPENTER_FORMAT
+    return LINE_FORMAT
+
+
+def is_karpenter(text: str) -> bool:
+    return bool(_KARPENTER.search(text[:4000].lower()))
+
+
+def is_table_start(lines: Sequence[str], i: int) -> bool:
+    return bool(_TABLE_HEADER.match(lines[i]) or _DESCRIBE_HEADER.match(lines[i]))
+
+
+def _from_columns(values: dict[str, str], namespace: str | None) -> Event | None:
+    reason = values.get("REASON", "")
+    if not reason or values.get("TYPE", "Normal") not in {"Normal", "Warning"}:
+        return None
+    kind, name = _object(values.get("OBJECT", ""))
+    if kind is None and values.get("NAME"):
+        # Old kubectl: NAME is ``<object>.<hash>`` and KIND a separate column.
+        kind, name = values.get("KIND") or None, values["NAME"].rsplit(".", 1)[0]
+    count = values.get("COUNT", "")
+    return Event(
+        namespace=values.get("NAMESPACE") or namespace,
+        object_kind=kind,
+        object_name=name,
+        type=values.get("TYPE") or type_for(reason),
+        reason=reason,
+        message=values.get("MESSAGE", ""),
+        count=count_or(count, 1),
+        source=values.get("SOURCE") or values.get("FROM") or None,
+    )
+
+
+def _from_describe_columns(values: dict[str, str] | None, namespace: str | None) -> Event | None:
+    """A row of the Kubernetes <= 1.9 describe layout (``FirstSeen LastSeen Count From ...``)."""
+    if not values or values.get("Type") not in {"Normal", "Warning"} or not values.get("Reason"):
+        return None
+    count = values.get("Count", "")
+    return Event(
+        namespace=namespace,
+        type=values["Type"],
+        reason=values["Reason"],
+        message=values.get("Message", ""),
+        count=count_or(count, 1),
+        source=values.get("From") or None,
+    )
+
+
+def parse_describe_events(
+    lines: Sequence[str], start: int, namespace: str | None, kind: str | None, name: str | None
+) -> tuple[list[Event], int]:
+    """The rows under a describe Events header; continuation lines join the previous message."""
+    events: list[Event] = []
+    columns: list[Column] = []
+    i = start
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            break
+        if _UNDERLINE.match(line) or _DESCRIBE_HEADER.match(line):
+            if line.lstrip().startswith("FirstSeen"):
+                columns = header_columns(line)
+            i += 1
+            continue
+        event = read_row(line, namespace) or (
+            _from_describe_columns(slice_row(line, columns), namespace) if columns else None
+        )
+        if event is not None:
+            if kind is not None or name is not None:
+                event = event.model_copy(update={"object_kind": kind, "object_name": name})
+            events.append(event)
+        elif events and line[:1].isspace():
+            last = events[-1]
+            events[-1] = last.model_copy(update={"message": f"{last.message} {line.strip()}"[:20_000]})
+        else:
+            break
+        i += 1
+    return events, i
+
+
+def parse_table(lines: Sequence[str], start: int, found: Found, namespace: str | None) -> int:
+    """Read an events table (either header) at ``start``; return the index after its last row."""
+    if _DESCRIBE_HEADER.match(lines[start]):
+        events, end = parse_describe_events(lines, start, namespace, None, None)
+        for event in events:
+            found.add_event(event)
+            found.recognise(format_of(event))
+        return end
+    columns = header_columns(lines[start])
+    i = start + 1
+    while i < len(lines) and lines[i].strip():
+        values = slice_row(lines[i], columns)
+        row = (_from_columns(values, namespace) if values else None) or read_row(lines[i], namespace)
+        if row is None:
+            break
+        found.add_event(row)
+        i += 1
+    if i > start + 1:
+        found.recognise(TABLE_FORMAT)
+    return i

@@ -1,0 +1,102 @@
+"""Lines no structured parser claimed: messages, single event rows and quoted errors.
+
+What is left after the tables, describes, YAML and ``ray status`` blocks are taken out is mostly
+what users quote: a log line, an error from ``ray start``, one event row, the scheduler's sentence
+in a markdown heading. Each run of adjacent lines is read here. Ray messages that wrap are first
+joined into one logical line, so a rule sees ``No available node types can fulfill resource request
+defaultdict(...)`` whole. A line becomes a ``TextLine`` when something recognised it or when it
+looks like a message at all (an error word, a log prefix); prose and stray table fragments do not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bot.collect.paste import kubectl_events, ray_messages
+from bot.collect.paste.found import Found
+
+MESSAGES_FORMAT = "log or error messages"
+
+_MARKDOWN = re.compile(r"^\s*(?:#{1,6}\s+|>\s?|[*-]\s+(?=\S))")
+# Matched against the lower-cased line: far faster than IGNORECASE over this many alternatives.
+_MESSAGE = re.compile(
+    r"error|warn|fail|exception|traceback|panic|fatal|abort|cannot|can't|could not|couldn't|unable|"
+    r"timed out|timeout|refused|denied|forbidden|insufficient|infeasible|unschedulable|not ready|notready|"
+    r"didn't|did not|mismatch|killed|\boom|evict|backoff|crash|taint|affinity|nodes are available|"
+    r"scale-up|scale up|autoscaler|scheduler|preempt|no available|not found|invalid|exceeded|quota|"
+    r"unhealthy|deploy_failed|gcs|raylet|node ip|nodepool|instance type|unreachable|connection|errno|"
+    r"pending|rejected|unavailable|retry|no space|out of memory|errimage|imagepull"
+)
+_LOG_PREFIX = re.compile(
+    r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d|\([\w ,=+.:-]{1,80}\)\s|"
+    r"(?:WARNING|ERROR|CRITICAL|INFO)\b)"
+)
+_KUBERAY_ROW = re.compile(
+    r"^[a-z0-9][-a-z0-9.]*\s+(?:Initializing|Running|Complete|Failed|Suspending|Suspended|Retrying|Waiting|"
+    r"ValidationFailed|ready|unhealthy|suspended|failed)\s"
+)
+_MAX_JOINED_LINES = 12
+_MAX_JOINED_CHARS = 20_000
+
+
+def looks_like_message(text: str) -> bool:
+    if len(text) < 4 or not any(ch.isalpha() for ch in text[:200]):
+        return False
+    return bool(_LOG_PREFIX.match(text) or _MESSAGE.search(text[:4000].lower()) or _KUBERAY_ROW.match(text))
+
+
+def _join(parts: list[str]) -> str:
+    text = parts[0]
+    for part in parts[1:]:
+        text += part if part[:1] in ".,;:)]}" else " " + part
+    return text
+
+
+def _read_logical(text: str, found: Found, namespace: str | None) -> None:
+    text = _MARKDOWN.sub("", text, count=1).strip()
+    if not text:
+        return
+    event = kubectl_events.read_row(text, namespace)
+    if event is not None:
+        found.add_event(event)
+        found.recognise(kubectl_events.format_of(event))
+        found.add_text(text)
+        return
+    recognised = ray_messages.read_message(text, found)
+    bare = kubectl_events.read_bare(text)
+    if bare is not None:
+        found.add_event(bare.model_copy(update={"namespace": namespace}))
+        found.recognise(kubectl_events.format_of(bare))
+        recognised = True
+    if kubectl_events.is_karpenter(text):
+        found.recognise(kubectl_events.KARPENTER_FORMAT)
+        recognised = True
+    if recognised:
+        found.add_text(text)
+    elif looks_like_message(text):
+        found.add_text(text)
+        found.recognise(MESSAGES_FORMAT)
+
+
+def read_run(lines: Sequence[str], found: Found, namespace: str | None) -> None:
+    """Read adjacent unclaimed lines, joining Ray messages that wrap over several lines."""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        if ray_messages.starts_message(line):
+            parts = [line.strip()]
+            size = len(parts[0])
+            while (
+                j < len(lines)
+                and j - i < _MAX_JOINED_LINES
+                and size < _MAX_JOINED_CHARS
+                and ray_messages.continues_message(lines[j])
+            ):
+                parts.append(lines[j].strip())
+                size += len(parts[-1])
+                j += 1
+            line = _join(parts)
+        _read_logical(line, found, namespace)
+        i = j

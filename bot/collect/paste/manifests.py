@@ -1,0 +1,169 @@
+"""Structured documents (YAML or JSON) pasted whole or in part, routed by what they contain.
+
+One reader for every structured document, whichever syntax it came in: Kubernetes objects and
+lists (``kubectl get -o yaml|json``, or the manifest a user applied) go through the shared
+readers in ``bot.snapshot.from_kubernetes`` by their ``kind``; documents without a ``kind`` are
+recognised by their keys (``serve status``, a cluster-launcher config or node-type snippet, a
+RayCluster ``spec`` or worker group cut out of a manifest, the values of KubeRay's ``ray-cluster``
+Helm chart, which is how many users describe their cluster).
+
+A pod manifest usually has no ``status`` (it is the file the user applied), so its phase is
+unknown here; ``assemble`` decides it from the rest of the paste.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bot.collect.paste import node_types, serve_status
+from bot.collect.paste.found import Found, PodRecord, PodSource
+from bot.snapshot.from_kubernetes import dig, field_for_kind, read_list
+
+KUBERNETES_FORMAT = "kubernetes manifest"
+RAYCLUSTER_FORMAT = "raycluster manifest"
+HELM_VALUES_FORMAT = "kuberay helm values"
+UNNAMED_RAYCLUSTER = "(pasted raycluster)"
+_MAX_ITEMS = 20_000
+
+
+def _add_kubernetes_object(item: Mapping[str, Any], kind: str, found: Found, fmt: str | None = None) -> bool:
+    field_name = field_for_kind(kind)
+    if field_name is None:
+        return False
+    try:
+        objects = read_list(field_name, dict(item))
+    except Exception:  # one unreadable object must not cost the rest of a list
+        found.note(f"a pasted {kind} was skipped after a parser error")
+        return False
+    added = False
+    for obj in objects:
+        added = True
+        if field_name == "pods":
+            has_status = bool(dig(item, "status", "phase"))
+            found.add_pod(
+                PodRecord(
+                    pod=obj,
+                    source=PodSource.API_OBJECT if has_status else PodSource.MANIFEST,
+                    namespace_known=bool(dig(item, "metadata", "namespace")),
+                    has_status=has_status,
+                )
+            )
+        elif field_name == "nodes":
+            found.add_node(obj)
+        elif field_name == "events":
+            found.add_event(obj)
+        else:
+            found.add_object(field_name, obj)
+    if added:
+        found.recognise(fmt or (RAYCLUSTER_FORMAT if kind == "RayCluster" else KUBERNETES_FORMAT))
+    return added
+
+
+def _raycluster_fragment(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A RayCluster ``spec`` (or the ``spec`` part with its metadata lost), as a whole object."""
+    spec = doc.get("spec") if isinstance(doc.get("spec"), Mapping) else doc
+    if not isinstance(spec, Mapping) or not ("headGroupSpec" in spec or "workerGroupSpecs" in spec):
+        return None
+    raw_metadata = doc.get("metadata")
+    metadata: dict[str, Any] = dict(raw_metadata) if isinstance(raw_metadata, Mapping) else {}
+    if not dig(metadata, "name"):
+        metadata["name"] = UNNAMED_RAYCLUSTER
+    return {"kind": "RayCluster", "metadata": metadata, "spec": spec}
+
+
+_GROUP_KEYS = frozenset(
+    {"rayStartParams", "resources", "groupName", "replicas", "nodeSelector", "tolerations"}
+)
+_POD_TEMPLATE_KEYS = ("resources", "nodeSelector", "tolerations", "affinity")
+
+
+def _helm_image(values: Mapping[str, Any]) -> str | None:
+    image = values.get("image")
+    repository, tag = dig(image, "repository"), dig(image, "tag")
+    return f"{repository}:{tag}" if repository and tag else (str(repository) if repository else None)
+
+
+def _helm_group(values: Mapping[str, Any], name: str, image: str | None) -> dict[str, Any]:
+    """One group of the kuberay ``ray-cluster`` chart's values, as a RayCluster group spec."""
+    container = {
+        "name": "ray-head" if name == "head" else "ray-worker",
+        "image": _helm_image(values) or image,
+        "resources": values.get("resources"),
+    }
+    pod_spec: dict[str, Any] = {key: values[key] for key in _POD_TEMPLATE_KEYS[1:] if key in values}
+    pod_spec["containers"] = [container]
+    group = {
+        key: values[key]
+        for key in ("replicas", "minReplicas", "maxReplicas", "rayStartParams")
+        if key in values
+    }
+    return {**group, "groupName": str(values.get("groupName") or name), "template": {"spec": pod_spec}}
+
+
+def _helm_values_fragment(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The kuberay ``ray-cluster`` Helm chart values (``head:``, ``worker:``, ``additionalWorkerGroups:``)."""
+    head, worker, extra = doc.get("head"), doc.get("worker"), doc.get("additionalWorkerGroups")
+    if not any(isinstance(part, Mapping) and _GROUP_KEYS & set(map(str, part)) for part in (head, worker)):
+        return None
+    image = _helm_image(doc)
+    spec: dict[str, Any] = {"workerGroupSpecs": []}
+    if isinstance(head, Mapping):
+        spec["headGroupSpec"] = _helm_group(head, "head", image)
+    groups = [("workergroup", worker)] if isinstance(worker, Mapping) else []
+    if isinstance(extra, Mapping):
+        groups += [(str(name), values) for name, values in extra.items() if isinstance(values, Mapping)]
+    for name, values in groups:
+        if values.get("disabled") is not True:
+            spec["workerGroupSpecs"].append(_helm_group(values, name, image))
+    return {"kind": "RayCluster", "metadata": {"name": UNNAMED_RAYCLUSTER}, "spec": spec}
+
+
+def read_document(doc: object, found: Found, depth: int = 0) -> bool:
+    """Add what one parsed document holds; False when nothing in it was recognised."""
+    if depth > 3:
+        return False
+    if isinstance(doc, list):
+        if doc and all(isinstance(item, Mapping) and "groupName" in item for item in doc[:50]):
+            return read_document({"workerGroupSpecs": doc}, found, depth + 1)
+        results = [read_document(item, found, depth + 1) for item in doc[:_MAX_ITEMS]]
+        return any(results)
+    if not isinstance(doc, Mapping):
+        return False
+    kind = doc.get("kind")
+    items = doc.get("items")
+    if isinstance(items, list):
+        default_kind = kind[: -len("List")] if isinstance(kind, str) and kind.endswith("List") else None
+        added = False
+        for item in items[:_MAX_ITEMS]:
+            if isinstance(item, Mapping):
+                item_kind = item.get("kind") if isinstance(item.get("kind"), str) else default_kind
+                if item_kind and _add_kubernetes_object(item, item_kind, found):
+                    added = True
+        return added
+    if isinstance(kind, str):
+        return _add_kubernetes_object(doc, kind, found)
+    if serve_status.looks_like_serve_status(doc):
+        apps = serve_status.serve_applications_from(doc)
+        for app in apps:
+            found.add_serve_application(app)
+        if apps:
+            found.recognise(serve_status.FORMAT)
+        return bool(apps)
+    if isinstance(doc.get("available_node_types"), Mapping) or node_types.looks_like_node_types(doc):
+        types = node_types.node_types_from(doc)
+        for node_type in types:
+            found.add_node_type(node_type)
+        if types:
+            found.recognise(node_types.FORMAT)
+        if types or "available_node_types" in doc:
+            return bool(types)
+    fragment = _raycluster_fragment(doc)
+    if fragment is not None:
+        return _add_kubernetes_object(fragment, "RayCluster", found)
+    values = _helm_values_fragment(doc)
+    if values is not None:
+        return _add_kubernetes_object(values, "RayCluster", found, HELM_VALUES_FORMAT)
+    if isinstance(doc.get("spec"), Mapping) and isinstance(dig(doc, "spec", "containers"), list):
+        return _add_kubernetes_object(doc, "Pod", found)
+    return False

@@ -1,0 +1,84 @@
+"""``serve status`` output: whether Ray Serve applications and deployments are healthy.
+
+An application stuck in ``DEPLOYING`` or failed with ``DEPLOY_FAILED`` looks like a scheduling
+problem from the outside (nothing answers), and its ``message`` usually names the real cause.
+Ray 2.4+ prints ``applications: <name>: {status, message, deployments: {<name>: {status,
+replica_states, message}}}``; Ray 2.0-2.3 printed one ``app_status`` and a ``deployment_statuses``
+list. Both become ``ServeApplication`` objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bot.snapshot.ray import ServeApplication, ServeDeployment
+
+FORMAT = "serve status"
+_MAX_APPS = 200
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _replica_states(value: object) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _deployment(name: object, raw: object) -> ServeDeployment | None:
+    if not isinstance(raw, Mapping) or not name:
+        return None
+    return ServeDeployment(
+        name=str(name),
+        status=_text(raw.get("status")) or "UNKNOWN",
+        message=_text(raw.get("message")),
+        replica_states=_replica_states(raw.get("replica_states")),
+    )
+
+
+def looks_like_serve_status(doc: Mapping[object, object]) -> bool:
+    return isinstance(doc.get("applications"), Mapping) or "app_status" in doc or "deployment_statuses" in doc
+
+
+def serve_applications_from(doc: object) -> list[ServeApplication]:
+    if not isinstance(doc, Mapping):
+        return []
+    apps: list[ServeApplication] = []
+    applications = doc.get("applications")
+    if isinstance(applications, Mapping):
+        for name, raw in list(applications.items())[:_MAX_APPS]:
+            if not isinstance(raw, Mapping):
+                continue
+            deployments = raw.get("deployments")
+            apps.append(
+                ServeApplication(
+                    name=str(name),
+                    status=_text(raw.get("status")) or "UNKNOWN",
+                    message=_text(raw.get("message")),
+                    deployments=[
+                        d
+                        for dep_name, dep in (deployments.items() if isinstance(deployments, Mapping) else [])
+                        if (d := _deployment(dep_name, dep)) is not None
+                    ],
+                )
+            )
+        return apps
+    app_status = doc.get("app_status")
+    legacy = doc.get("deployment_statuses")
+    if isinstance(app_status, Mapping) or isinstance(legacy, list):
+        status = app_status if isinstance(app_status, Mapping) else {}
+        apps.append(
+            ServeApplication(
+                name=_text(doc.get("name")) or "default",
+                status=_text(status.get("status")) or "UNKNOWN",
+                message=_text(status.get("message")),
+                deployments=[
+                    d
+                    for item in (legacy if isinstance(legacy, list) else [])
+                    if isinstance(item, Mapping) and (d := _deployment(item.get("name"), item)) is not None
+                ],
+            )
+        )
+    return apps
