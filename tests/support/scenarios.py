@@ -1235,7 +1235,14 @@ def karpenter_cloud_out_of_capacity() -> Bundle:
 def karpenter_launched_a_node() -> Bundle:
     bundle = _karpenter(KARPENTER_NO_TYPE)
     bundle.items("events").append(
-        k8s.event(NS, "Pod", PENDING, "Nominated", "Pod should schedule on: nodeclaim/gpu-x7k2p", type_="Normal",
-                  component="karpenter")
+        k8s.event(
+            NS,
+            "Pod",
+            PENDING,
+            "Nominated",
+            "Pod should schedule on: nodeclaim/gpu-x7k2p",
+            type_="Normal",
+            component="karpenter",
+        )
     )
     return bundle
