@@ -52,6 +52,8 @@ DEVICE_PLUGIN_SELECTORS = (
     "app.kubernetes.io/name=nvidia-device-plugin",  # upstream Helm chart
 )
 PAGE_SIZE = 500
+# Past this many candidate nodes, one paginated list of all Pods costs fewer requests.
+MAX_NODE_QUERIES = 300
 
 
 @dataclass(frozen=True)
@@ -463,8 +465,8 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesFindings) -> None:
     """Pods bound to the nodes that could host a pending Pod, to compute free capacity there.
 
     Only candidate nodes are read (one ``spec.nodeName=`` query each), so the cost follows the
-    nodes that matter, not the size of the cluster; past a few dozen candidates one paginated
-    list of all Pods is cheaper and is used instead.
+    nodes that could take the Pod, not the number of Pods in the cluster. Only when the candidates
+    are so many that one paginated list of all Pods is cheaper is that list read instead.
     """
     from bot.classify.fit import FitExplainer
     from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
@@ -476,7 +478,7 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesFindings) -> None:
         return
     explainer = FitExplainer(nodes, {})
     candidates = sorted({n.name for p in pending for n in nodes if explainer.static_reason(p, n) is None})
-    if len(candidates) > 40:
+    if len(candidates) > MAX_NODE_QUERIES:
         found.add(
             "pods",
             reader.try_items(_core("pods", fieldSelector="status.phase!=Succeeded,status.phase!=Failed")),

@@ -29,18 +29,24 @@ ENDPOINTS: dict[str, str] = {
     "version": "/api/version",
     "nodes": f"/api/v0/nodes?detail=1&{LIMIT}",
     "cluster_status": "/api/cluster_status",
+    # Autoscaler v2 (KubeRay's newer autoscaler) leaves the structured status empty; its demands
+    # are only in the formatted text.
+    "cluster_status_formatted": "/api/cluster_status?format=1",
+    "nodes_summary": "/nodes?view=summary",
     "actors": f"/api/v0/actors?detail=1&{LIMIT}&filter_keys=state&filter_predicates=%3D&filter_values=ALIVE",
     "pending_tasks": f"/api/v0/tasks?detail=1&{LIMIT}"
     "&filter_keys=state&filter_predicates=%3D&filter_values=PENDING_NODE_ASSIGNMENT",
     "placement_groups": f"/api/v0/placement_groups?detail=1&{LIMIT}",
     "jobs": "/api/jobs/",
+    "state_jobs": f"/api/v0/jobs?{LIMIT}",
     "serve_applications": "/api/serve/applications/",
 }
 # Older dashboards lack some endpoints; these are tried when the main one answers 404.
 FALLBACKS: dict[str, str] = {
-    "nodes": "/nodes?view=summary",
     "serve_applications": "/api/serve/deployments/status",
 }
+# Endpoints that older Ray versions simply do not have; their absence is not worth a finding.
+OPTIONAL = frozenset({"cluster_status_formatted", "nodes_summary", "state_jobs", "serve_applications"})
 MAX_BODY = 64 * 1024 * 1024
 
 
@@ -138,8 +144,8 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
                     continue
                 except (_HttpError, DashboardDown):
                     pass
-            if error.status == 404 and key == "serve_applications":
-                continue  # Serve is not running on this cluster: nothing to report
+            if error.status == 404 and key in OPTIONAL:
+                continue  # not in this Ray version, or Serve is not running: nothing to report
             reader.errors.append(
                 CollectionError(
                     source=f"ray api {key}",

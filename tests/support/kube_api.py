@@ -1443,7 +1443,7 @@ class _BodyTooLarge(Exception):
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    timeout = 15  # idle keep-alive connections end after this many seconds
+    timeout = 60  # idle keep-alive connections end after this many seconds (stop() ends them at once)
     server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:  # the log is RequestLog

@@ -530,7 +530,16 @@ def ray_start_params(ctx: Context, rule: Rule) -> Iterable[Hit]:
 
 
 _FINISHED_JOB = {"SUCCEEDED", "FAILED", "STOPPED"}
-_SERVE_CLASSES = ("ServeReplica", "ServeController", "ProxyActor", "HTTPProxyActor", "ServeDeploymentReplica")
+# Ray's own detached actors: Serve's controller, proxies and replicas, and the supervisor of each
+# submitted job (which holds the job's entrypoint resources while the job runs).
+_SYSTEM_ACTORS = (
+    "ServeReplica",
+    "ServeController",
+    "ProxyActor",
+    "HTTPProxyActor",
+    "ServeDeploymentReplica",
+    "JobSupervisor",
+)
 
 
 def _age(start: datetime | None, now: datetime | None) -> str:
@@ -562,7 +571,7 @@ def leftover_actors(ctx: Context, rule: Rule) -> Iterable[Hit]:
         scarce = {k: v for k, v in actor.required_resources.items() if k not in ("CPU", "memory") and v > 0}
         if actor.state != "ALIVE" or not scarce:
             continue
-        if (actor.class_name or "").startswith(_SERVE_CLASSES) or actor.ray_namespace == "serve":
+        if (actor.class_name or "").startswith(_SYSTEM_ACTORS) or actor.ray_namespace == "serve":
             continue
         orphaned = actor.job_id in finished
         if not orphaned and not (actor.detached and scarce_waiting):
