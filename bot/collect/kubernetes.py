@@ -276,11 +276,12 @@ class KubernetesFindings:
                 known.append(item)
 
 
-def _identity(item: Any) -> tuple[str, str, str]:
+def _identity(item: Any) -> tuple[str, str]:
+    # Items of built-in lists carry no "kind"; each key of KubernetesFindings holds one kind anyway.
     meta = item.get("metadata") if isinstance(item, Mapping) else None
     if not isinstance(meta, Mapping):
-        return ("", "", str(id(item)))
-    return (str(item.get("kind", "")), str(meta.get("namespace", "")), str(meta.get("name", "")))
+        return ("", str(id(item)))
+    return (str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def read_raycluster(reader: KubernetesReader, name: str, namespace: str) -> Mapping[str, Any] | None:

@@ -40,19 +40,26 @@ class Target:
 
 
 def kubernetes_client(target: Target) -> Any:
-    """An ApiClient from in-cluster credentials, or kubeconfig/context, like kubectl resolves them."""
+    """An ApiClient from in-cluster credentials, or kubeconfig/context, like kubectl resolves them.
+
+    urllib3's own retries are switched off: on a 429 they would sleep for Retry-After up to three
+    times before our reader sees the answer, and the diagnosis deadline must stay ours.
+    """
     from kubernetes import client, config
 
+    configuration = client.Configuration()
+    loaded = False
     if target.kubeconfig is None and target.context is None:
         try:
-            config.load_incluster_config()  # type: ignore[no-untyped-call]
-            return client.ApiClient()
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            loaded = True
         except config.ConfigException:
-            pass
-    configuration = client.Configuration()
-    config.load_kube_config(  # type: ignore[no-untyped-call]
-        config_file=target.kubeconfig, context=target.context, client_configuration=configuration
-    )
+            loaded = False
+    if not loaded:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=target.kubeconfig, context=target.context, client_configuration=configuration
+        )
+    configuration.retries = False
     return client.ApiClient(configuration)
 
 

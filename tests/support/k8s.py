@@ -110,6 +110,10 @@ def node(
             ],
             "nodeInfo": {
                 "architecture": "amd64",
+                "bootID": uid("boot", name),
+                "machineID": hashlib.md5(name.encode()).hexdigest(),
+                "systemUUID": uid("system", name),
+                "kubeProxyVersion": "v1.31.3",
                 "containerRuntimeVersion": "containerd://1.7.22",
                 "kernelVersion": "6.1.100+",
                 "kubeletVersion": "v1.31.3",
