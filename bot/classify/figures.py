@@ -16,7 +16,8 @@ def headline_figures(ctx: Context) -> dict[str, str]:
     if ctx.has_kubernetes:
         if ctx.kube.nodes:
             gpu_nodes = [n for n in ctx.kube.nodes if n.allocatable.get(GPU_RESOURCE, 0.0) > 0]
-            figures["kubernetes_nodes"] = f"{len(ctx.kube.nodes)} ({len(gpu_nodes)} with GPUs)"
+            figures["kubernetes_nodes"] = str(len(ctx.kube.nodes))
+            figures["gpu_nodes"] = str(len(gpu_nodes))
         if ctx.kube.pods:
             figures["pods_pending"] = str(len(ctx.unscheduled_pods))
         if ctx.ray_pods:

@@ -46,6 +46,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "pasted_input": {"en": "pasted input", "zh": "粘贴的输出"},
     "truncated": {"en": "… (truncated, {count} more characters)", "zh": "…（已截断，还有 {count} 个字符）"},
     "figure.kubernetes_nodes": {"en": "Kubernetes nodes", "zh": "Kubernetes 节点"},
+    "figure.gpu_nodes": {"en": "GPU nodes", "zh": "GPU 节点"},
     "figure.pods_pending": {"en": "Pods pending", "zh": "Pending 的 Pod"},
     "figure.ray_pods_running": {"en": "Ray Pods running", "zh": "运行中的 Ray Pod"},
     "figure.gpus_given_to_ray_pods": {"en": "GPUs given to Ray Pods", "zh": "分配给 Ray Pod 的 GPU"},

@@ -1,0 +1,179 @@
+"""Slack messages for a diagnosis: a short root message in the channel, the details in its thread.
+
+Built with ``slack_sdk.models`` blocks and validated before they leave this module, so Slack's
+limits (3000 characters of section text, 150 of header, 75 of button text, 10 context elements)
+are met by construction; the 50-blocks-per-message limit, which the models do not count, is
+enforced here. Evidence is quoted verbatim and cut with a visible note when it is too long.
+
+Quiet when healthy: a healthy cluster gets one short root message and no thread replies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+
+from bot.catalogue import Catalogue
+from bot.diagnosis import Diagnosis
+from bot.render.localize import LocalizedFinding, localize_all, verdict_summary
+from bot.render.messages import Lang, say
+
+MAX_BLOCKS = 50
+SECTION_LIMIT = 3000
+HEADER_LIMIT = 150
+FALLBACK_LIMIT = 3000
+EVIDENCE_ITEMS = 6
+SEVERITY_EMOJI = {
+    "critical": ":red_circle:",
+    "warning": ":large_orange_circle:",
+    "info": ":large_blue_circle:",
+}
+LAYER_EMOJI = {
+    "kubernetes": ":wheel_of_dharma:",
+    "ray": ":zap:",
+    "application": ":package:",
+    "healthy": ":white_check_mark:",
+    "unknown": ":grey_question:",
+}
+
+# Button action ids, read by the Slack listeners.
+ACTION_GPU_PROBE = "raydiag_gpu_probe"
+ACTION_HEAD_CHECK = "raydiag_head_check"
+ACTION_RAY_STATUS = "raydiag_ray_status"
+ACTION_RERUN = "raydiag_rerun"
+ACTION_MUTE = "raydiag_mute"
+
+
+def _escape(text: str) -> str:
+    """Slack mrkdwn control characters; everything else is shown as written."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def clip(text: str, limit: int, lang: Lang) -> str:
+    if len(text) <= limit:
+        return text
+    note = " " + say("truncated", lang, count=len(text) - limit)
+    return text[: max(0, limit - len(note))] + note
+
+
+def _code(lines: Sequence[str], limit: int, lang: Lang) -> str:
+    body = "\n".join(line.replace("```", "'''") for line in lines)
+    return "```" + clip(body, limit - 6, lang) + "```"
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=text[:SECTION_LIMIT]))
+
+
+def _buttons(cluster: str | None, lang: Lang) -> ActionsBlock:
+    value = json.dumps({"cluster": cluster or ""})
+    labels = {
+        "en": ("Run GPU probe", "Check head endpoints", "ray status", "Re-run", "Mute 24h"),
+        "zh": ("运行 GPU 探针", "检查 head 端点", "ray status", "重新诊断", "静音 24 小时"),
+    }[lang]
+    ids = (ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS, ACTION_RERUN, ACTION_MUTE)
+    return ActionsBlock(
+        block_id="raydiag_actions",
+        elements=[
+            ButtonElement(
+                text=PlainTextObject(text=label[:75]),
+                action_id=action,
+                value=value,
+                style="primary" if action == ACTION_GPU_PROBE else None,
+            )
+            for label, action in zip(labels, ids, strict=True)
+        ],
+    )
+
+
+def _figures(diagnosis: Diagnosis, lang: Lang) -> list[str]:
+    return [f"*{say('figure.' + key, lang)}:* {value}" for key, value in list(diagnosis.figures.items())[:10]]
+
+
+def root_message(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: Lang) -> dict[str, Any]:
+    layer = diagnosis.verdict_layer
+    summary = verdict_summary(diagnosis, findings, lang)
+    where = f"*{_escape(diagnosis.cluster)}*" if diagnosis.cluster else "raydiag"
+    blocks: list[Block] = [_section(f"{LAYER_EMOJI[layer]} {where} · {_escape(summary)}")]
+    figures = _figures(diagnosis, lang)
+    if figures:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f[:300]) for f in figures]))
+    if diagnosis.errors:
+        shown = "; ".join(_escape(f"{e.source}: {e.message}") for e in diagnosis.errors[:3])
+        more = len(diagnosis.errors) - 3
+        suffix = f" (+{more})" if more > 0 else ""
+        blocks.append(
+            ContextBlock(
+                elements=[
+                    MarkdownTextObject(
+                        text=clip(f":warning: {say('heading.errors', lang)}: {shown}{suffix}", 1900, lang)
+                    )
+                ]
+            )
+        )
+    blocks.append(_buttons(diagnosis.cluster, lang))
+    return _message(summary, blocks)
+
+
+def finding_message(finding: LocalizedFinding, index: int, lang: Lang) -> dict[str, Any]:
+    cause = say("cause", lang, cause=finding.cause) if finding.cause else say("no_cause", lang)
+    header = f"{index}. {finding.title}"
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=clip(header, HEADER_LIMIT, lang))),
+        ContextBlock(
+            elements=[
+                MarkdownTextObject(
+                    text=f"{SEVERITY_EMOJI[finding.severity]} *{say('severity.' + finding.severity, lang)}*"
+                ),
+                MarkdownTextObject(text=f"`{finding.code}`"),
+                MarkdownTextObject(text=say("layer." + finding.layer, lang)),
+                MarkdownTextObject(text=cause),
+                MarkdownTextObject(text=f"`{_escape(finding.subject.label())}`"[:300]),
+            ]
+        ),
+        _section(clip(_escape(finding.explanation), SECTION_LIMIT, lang)),
+    ]
+    if finding.evidence:
+        lines = [f"[{e.source}] {e.text}" for e in finding.evidence[:EVIDENCE_ITEMS]]
+        title = f"*{say('heading.evidence', lang)}*\n"
+        blocks.append(_section(title + _code(lines, SECTION_LIMIT - len(title), lang)))
+    if finding.commands:
+        title = f"*{say('heading.commands', lang)}*\n"
+        blocks.append(_section(title + _code(finding.commands, SECTION_LIMIT - len(title), lang)))
+    fix = "\n".join(f"• {_escape(line)}" for line in finding.fix)
+    blocks.append(_section(clip(f"*{say('heading.fix', lang)}*\n{fix}", SECTION_LIMIT, lang)))
+    verify = "\n".join(f"{n}. {_escape(line)}" for n, line in enumerate(finding.verify, 1))
+    blocks.append(_section(clip(f"*{say('heading.verify', lang)}*\n{verify}", SECTION_LIMIT, lang)))
+    blocks.append(DividerBlock())
+    return _message(f"{finding.code} {finding.title}", blocks)
+
+
+def _message(text: str, blocks: list[Block]) -> dict[str, Any]:
+    if len(blocks) > MAX_BLOCKS:
+        blocks = [*blocks[: MAX_BLOCKS - 1], ContextBlock(elements=[MarkdownTextObject(text="…")])]
+    for block in blocks:
+        block.validate_json()
+    return {"text": clip(text, FALLBACK_LIMIT, "en"), "blocks": [block.to_dict() for block in blocks]}
+
+
+def render_thread(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> list[dict[str, Any]]:
+    """The root message first, then one thread reply per finding (none when healthy)."""
+    findings = localize_all(diagnosis, catalogue, lang)
+    messages = [root_message(diagnosis, findings, lang)]
+    if diagnosis.verdict_layer in ("healthy", "unknown"):
+        return messages
+    messages += [finding_message(f, i, lang) for i, f in enumerate(findings, 1)]
+    return messages
