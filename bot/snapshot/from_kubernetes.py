@@ -20,6 +20,7 @@ from bot.snapshot.kubernetes import (
     Endpoints,
     Event,
     KubernetesState,
+    KueueWorkload,
     LabelRequirement,
     NetworkPolicy,
     Node,
@@ -537,6 +538,27 @@ def network_policy_from_json(raw: object) -> NetworkPolicy | None:
     )
 
 
+def workload_from_json(raw: object) -> KueueWorkload | None:
+    name = _str(dig(raw, "metadata", "name"))
+    if not name:
+        return None
+    conditions = _conditions(dig(raw, "status", "conditions"))
+    admitted = dig(raw, "status", "admission") is not None or any(
+        c.type == "Admitted" and c.status == "True" for c in conditions
+    )
+    waiting = next(
+        (c for c in conditions if c.type in ("QuotaReserved", "Admitted") and c.status != "True"), None
+    )
+    return KueueWorkload(
+        name=name,
+        namespace=_str(dig(raw, "metadata", "namespace")) or "default",
+        queue=_str(dig(raw, "spec", "queueName")),
+        admitted=admitted,
+        message=waiting.message if waiting else None,
+        owner=_owner(raw),
+    )
+
+
 def items(raw: object) -> list[Any]:
     """The items of a List object, a bare list, or a single object."""
     if isinstance(raw, list):
@@ -562,6 +584,7 @@ _READERS: dict[str, Any] = {
     "pvcs": pvc_from_json,
     "network_policies": network_policy_from_json,
     "device_plugin_pods": pod_from_json,
+    "workloads": workload_from_json,
 }
 
 _KIND_TO_FIELD = {
@@ -577,6 +600,7 @@ _KIND_TO_FIELD = {
     "ResourceQuota": "resource_quotas",
     "PersistentVolumeClaim": "pvcs",
     "NetworkPolicy": "network_policies",
+    "Workload": "workloads",
 }
 
 

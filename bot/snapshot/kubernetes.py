@@ -286,6 +286,17 @@ class NetworkPolicy(_Model):
     egress_rules: int = 0
 
 
+class KueueWorkload(_Model):
+    """A Kueue Workload: the admission ticket of a RayJob or RayCluster in a queue."""
+
+    name: str
+    namespace: str = "default"
+    queue: str | None = None
+    admitted: bool = False
+    message: Redacted | None = None
+    owner: OwnerRef | None = None
+
+
 class PodLog(_Model):
     pod: str
     namespace: str = "default"
@@ -310,3 +321,4 @@ class KubernetesState(_Model):
     network_policies: list[NetworkPolicy] = Field(default_factory=list)
     device_plugin_pods: list[Pod] = Field(default_factory=list)
     logs: list[PodLog] = Field(default_factory=list)
+    workloads: list[KueueWorkload] = Field(default_factory=list)

@@ -255,12 +255,13 @@ class Bundle:
             "pvcs": "PersistentVolumeClaim",
             "network_policies": "NetworkPolicy",
             "device_plugin_pods": "Pod",
+            "workloads": "Workload",
         }
         body: dict[str, Any] = {
             "cluster": self.cluster,
             "namespace": self.namespace,
             "kubernetes": {
-                key: k8s.lst(kinds[key], objects, "ray.io/v1" if kinds[key].startswith("Ray") else "v1")
+                key: k8s.lst(kinds[key], objects, _api_version(kinds[key]))
                 for key, objects in self.kubernetes.items()
                 if key != "logs"
             },
@@ -286,6 +287,12 @@ IPS = {
     GPU_WORKERS[0]: "10.8.3.10",
     GPU_WORKERS[1]: "10.8.4.10",
 }
+
+
+def _api_version(kind: str) -> str:
+    if kind.startswith("Ray"):
+        return "ray.io/v1"
+    return "kueue.x-k8s.io/v1beta1" if kind == "Workload" else "v1"
 
 
 def healthy() -> Bundle:

@@ -1246,3 +1246,41 @@ def karpenter_launched_a_node() -> Bundle:
         )
     )
     return bundle
+
+
+@case("kueue-admission-pending", "fires", "rayjob-nightly-eval-3f2a1")
+def rayjob_waits_for_kueue_quota() -> Bundle:
+    bundle = healthy()
+    bundle.items("workloads").append(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "Workload",
+            "metadata": {
+                "name": "rayjob-nightly-eval-3f2a1",
+                "namespace": NS,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "ray.io/v1",
+                        "kind": "RayJob",
+                        "name": "nightly-eval",
+                        "uid": "u",
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"queueName": "gpu-queue", "podSets": [{"name": "head", "count": 1}]},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "QuotaReserved",
+                        "status": "False",
+                        "reason": "Pending",
+                        "message": "couldn't assign flavors to pod set workers: insufficient quota for nvidia.com/gpu "
+                        "in flavor a100, request > maximum capacity (8 > 4)",
+                        "lastTransitionTime": k8s.T2,
+                    }
+                ]
+            },
+        }
+    )
+    return bundle

@@ -217,6 +217,16 @@ def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
 
 @detector("scheduling_gates", ("pod", "gate"))
 def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """Pods held by a scheduling gate, and Kueue Workloads not admitted yet: queued, not stuck."""
+    for workload in ctx.kube.workloads:
+        if workload.admitted:
+            continue
+        owner = f"{workload.owner.kind}/{workload.owner.name}" if workload.owner else workload.name
+        yield Hit(
+            Subject(kind="Workload", name=workload.name, namespace=workload.namespace),
+            (Evidence(source=f"kueue workload {workload.name}", text=workload.message or "not admitted"),),
+            {"pod": owner, "namespace": workload.namespace, "gate": f"kueue queue {workload.queue or '?'}"},
+        )
     for pod in ctx.unscheduled_pods:
         if pod.scheduling_gates:
             yield Hit(
