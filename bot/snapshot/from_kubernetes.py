@@ -8,6 +8,7 @@ caller counts what was skipped if it wants to say so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -186,6 +187,20 @@ def _pod_affinity_terms(affinity: object) -> list[PodAffinityTerm]:
     return terms
 
 
+_SECRET_FLAG = re.compile(
+    r"(?i)^--?[a-z0-9_.-]*(password|passwd|secret|token|api[_-]?key|access[_-]?key)[a-z0-9_.-]*$"
+)
+
+
+def _mask_flag_values(parts: list[str]) -> list[str]:
+    """``--token VALUE`` as two arguments: the value goes, the flag stays as evidence."""
+    masked = list(parts)
+    for index in range(1, len(masked)):
+        if _SECRET_FLAG.match(masked[index - 1]):
+            masked[index] = "[REDACTED]"
+    return masked
+
+
 def _container(raw: object) -> ContainerSpec | None:
     name = _str(dig(raw, "name"))
     if not name:
@@ -195,7 +210,9 @@ def _container(raw: object) -> ContainerSpec | None:
     # The API server copies limits into missing requests; pasted manifests have not been through it.
     for resource, amount in limits.items():
         requests.setdefault(resource, amount)
-    command = [s for part in _list(dig(raw, "command")) + _list(dig(raw, "args")) if (s := _str(part))]
+    command = _mask_flag_values(
+        [s for part in _list(dig(raw, "command")) + _list(dig(raw, "args")) if (s := _str(part))]
+    )
     return ContainerSpec(
         name=name,
         image=_str(dig(raw, "image")),
