@@ -10,6 +10,7 @@ of producing a half-filled message in a channel during an incident.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from collections.abc import Iterable, Mapping
@@ -139,7 +140,10 @@ class Catalogue:
 
 
 def default_rules_dir() -> Path:
-    """``rules/`` beside the package in a checkout, or the copy installed with it."""
+    """``$RAYDIAG_RULES_DIR``, else ``rules/`` beside the package in a checkout or installed with it."""
+    configured = os.environ.get("RAYDIAG_RULES_DIR")
+    if configured:
+        return Path(configured)
     here = Path(__file__).resolve().parent
     for candidate in (here.parent / "rules", here / "rules"):
         if candidate.is_dir():

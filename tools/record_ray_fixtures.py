@@ -11,7 +11,8 @@ into ``tests/fixtures/ray/<scenario>/<key>.json`` and tears the cluster down aga
 
 Only processes this script started are stopped: each ``ray start --block`` runs in its own session
 and is signalled by its PID; anything left behind is found by the private ``--temp-dir`` in its
-command line. ``ray stop`` is never used, because it kills every Ray process on the machine.
+command line. ``ray stop`` is never used, because it kills every Ray process on the machine. The
+cluster itself is ``bot.demo.local_ray.LocalCluster``, the same one ``make demo`` runs.
 
 The Serve parts need ``ray[serve]``; without it they are skipped with a note (the fixtures README
 shows how to put Serve's packages on ``PYTHONPATH`` for a recording without touching the venv).
@@ -24,26 +25,28 @@ import contextlib
 import datetime as dt
 import json
 import os
-import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script from anywhere: bot/ is importable without install
+    sys.path.insert(0, str(REPO))
+
+from bot.demo.local_ray import (  # noqa: E402
+    LocalCluster,
+    NodeSpec,
+    dig_list,
+    http_json,
+    log,
+    wait_for,
+)
+
 FIXTURES = REPO / "tests" / "fixtures" / "ray"
-RAY = Path(sys.executable).with_name("ray")
-OBJECT_STORE_BYTES = 100_000_000
 NAMESPACE = "raydiag-rec"
 
 # Fixture key -> dashboard path. The key is the file name and, for the keys from_ray understands,
@@ -74,25 +77,6 @@ ENDPOINTS: dict[str, str] = {
 }
 
 
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
-def free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class NodeSpec:
-    ip: str
-    num_cpus: int
-    num_gpus: int = 0
-    resources: dict[str, float] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-
-
 # The same shape for every scenario: a CPU-only head, one A100 node, one T4 node, one CPU worker.
 CLUSTER = [
     NodeSpec("127.0.0.2", num_cpus=1, labels={"node-group": "head"}),
@@ -112,172 +96,6 @@ CLUSTER = [
     ),
     NodeSpec("127.0.0.5", num_cpus=2, labels={"node-group": "cpu"}),
 ]
-
-
-class LocalCluster:
-    """``ray start --block`` processes we own, each in its own session so we can signal them alone."""
-
-    def __init__(self, extra_env: dict[str, str]) -> None:
-        self.temp_dir = Path(tempfile.mkdtemp(prefix="rdrec-"))
-        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **extra_env}
-        self.env.pop("RAY_ADDRESS", None)
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.gcs_port = 0
-        self.dashboard_port = 0
-        # Worker port ranges must not overlap between raylets; start somewhere random so two
-        # recordings (or someone else's tests) on the same machine are unlikely to collide.
-        self._next_worker_port = random.randrange(20000, 40000, 100)
-
-    @property
-    def head_ip(self) -> str:
-        return CLUSTER[0].ip
-
-    @property
-    def gcs_address(self) -> str:
-        return f"{self.head_ip}:{self.gcs_port}"
-
-    @property
-    def dashboard_url(self) -> str:
-        return f"http://{self.head_ip}:{self.dashboard_port}"
-
-    def _start(self, spec: NodeSpec, head: bool) -> None:
-        low = self._next_worker_port
-        self._next_worker_port += 100
-        args = [
-            str(RAY),
-            "start",
-            "--block",
-            f"--node-ip-address={spec.ip}",
-            f"--num-cpus={spec.num_cpus}",
-            f"--num-gpus={spec.num_gpus}",
-            f"--object-store-memory={OBJECT_STORE_BYTES}",
-            f"--node-manager-port={free_port(spec.ip)}",
-            f"--object-manager-port={free_port(spec.ip)}",
-            f"--dashboard-agent-listen-port={free_port(spec.ip)}",
-            f"--dashboard-agent-grpc-port={free_port(spec.ip)}",
-            f"--runtime-env-agent-port={free_port(spec.ip)}",
-            f"--metrics-export-port={free_port(spec.ip)}",
-            f"--min-worker-port={low}",
-            f"--max-worker-port={low + 99}",
-            "--disable-usage-stats",
-        ]
-        if spec.resources:
-            args.append(f"--resources={json.dumps(spec.resources)}")
-        if spec.labels:
-            args.append("--labels=" + ",".join(f"{k}={v}" for k, v in spec.labels.items()))
-        if head:
-            self.gcs_port = free_port(spec.ip)
-            self.dashboard_port = free_port(spec.ip)
-            args += [
-                "--head",
-                f"--port={self.gcs_port}",
-                "--include-dashboard=true",
-                f"--dashboard-host={spec.ip}",
-                f"--dashboard-port={self.dashboard_port}",
-                f"--ray-client-server-port={free_port(spec.ip)}",
-                f"--temp-dir={self.temp_dir}",
-            ]
-        else:
-            args += [f"--address={self.gcs_address}", f"--temp-dir={self.temp_dir}"]
-        out = (self.temp_dir / f"ray-start-{spec.ip}.log").open("wb")
-        log(f"starting {'head' if head else 'worker'} {spec.ip}")
-        self.procs.append(
-            subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
-        )
-
-    def start(self) -> None:
-        self._start(CLUSTER[0], head=True)
-        if not wait_for(partial(self.has_alive_nodes, 1), 120, "head node"):
-            raise RuntimeError(f"the head did not come up; see {self.temp_dir}")
-        # One at a time: raylets sharing the head's session dir pick their socket names by probing
-        # for a free ``plasma_store.N``, and racing starts pick the same one.
-        for count, spec in enumerate(CLUSTER[1:], start=2):
-            self._start(spec, head=False)
-            if not wait_for(partial(self.has_alive_nodes, count), 120, f"node {spec.ip}"):
-                raise RuntimeError(f"{spec.ip} did not join; see {self.temp_dir}")
-
-    def has_alive_nodes(self, count: int) -> bool:
-        return self.alive_nodes() == count
-
-    def alive_nodes(self) -> int:
-        status, body = http_json(self.dashboard_url, "/api/v0/nodes?limit=100")
-        rows = dig_list(body, "data", "result", "result") if status == 200 else []
-        return sum(1 for row in rows if isinstance(row, dict) and row.get("state") == "ALIVE")
-
-    def stop(self, keep_logs: bool = False) -> None:
-        for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 60
-        for proc in self.procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-        for proc in self.procs:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-        # Raylets start workers that may outlive their parent; they all carry our temp dir.
-        for pid in self._stragglers():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        if keep_logs:
-            log(f"logs kept in {self.temp_dir}")
-        else:
-            shutil.rmtree(self.temp_dir, ignore_errors=True)
-
-    def _stragglers(self) -> list[int]:
-        marker = str(self.temp_dir).encode()
-        groups = {proc.pid for proc in self.procs}
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                in_group = os.getpgid(int(entry.name)) in groups
-            except (OSError, ProcessLookupError):
-                continue
-            if marker in cmdline or in_group:
-                found.append(int(entry.name))
-        return found
-
-
-def dig_list(raw: Any, *path: str) -> list[Any]:
-    for step in path:
-        raw = raw.get(step) if isinstance(raw, dict) else None
-    return raw if isinstance(raw, list) else []
-
-
-def http_json(base: str, path: str, body: Any = None, timeout: float = 30) -> tuple[int, Any]:
-    """GET (or POST ``body``) and return (status, parsed JSON or the raw text); never raises."""
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method="POST" if data else "GET")
-    if data:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            status, raw = response.status, response.read()
-    except urllib.error.HTTPError as err:
-        status, raw = err.code, err.read()
-    except (urllib.error.URLError, OSError) as err:
-        return 0, f"{type(err).__name__}: {err}"
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        return status, json.loads(text)
-    except ValueError:
-        return status, text
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):
-            if check():
-                log(f"ready: {what}")
-                return True
-        time.sleep(2)
-    log(f"gave up waiting for {what}")
-    return False
 
 
 def record(cluster: LocalCluster, scenario: str, notes: list[str]) -> None:
@@ -527,7 +345,7 @@ def main() -> int:
         return max(subprocess.call([sys.executable, __file__, "--scenario", name]) for name in names)
     for name in names:
         build, env = SCENARIOS[name]
-        cluster = LocalCluster(env)
+        cluster = LocalCluster(CLUSTER, extra_env=env, temp_prefix="rdrec-")
         os.environ.update(env)
         log(f"scenario {name}: temp dir {cluster.temp_dir}")
         failed = True
@@ -537,7 +355,7 @@ def main() -> int:
             failed = False
         finally:
             log("stopping the processes this script started")
-            cluster.stop(keep_logs=failed)
+            cluster.stop(keep_logs=failed, grace_s=60)
             for key in env:
                 os.environ.pop(key, None)
     return 0

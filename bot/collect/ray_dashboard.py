@@ -144,7 +144,8 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
                     continue
                 except (_HttpError, DashboardDown):
                     pass
-            if error.status == 404 and key in OPTIONAL:
+            # 404: not in this version; 501: Serve's dependencies are not installed on the head.
+            if error.status in (404, 501) and key in OPTIONAL:
                 continue  # not in this Ray version, or Serve is not running: nothing to report
             reader.errors.append(
                 CollectionError(

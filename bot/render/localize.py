@@ -16,12 +16,18 @@ from bot.render.messages import Lang, say
 
 
 class _Facts(dict[str, str]):
+    """Unknown facts: ``<name>`` in a command (still copyable), a plain word in prose."""
+
+    def __init__(self, values: Mapping[str, str], unknown: str | None) -> None:
+        super().__init__(values)
+        self.unknown = unknown
+
     def __missing__(self, key: str) -> str:
-        return f"<{key}>"
+        return self.unknown if self.unknown is not None else f"<{key}>"
 
 
-def fill(template: str, facts: Mapping[str, str]) -> str:
-    values = _Facts({k: v for k, v in facts.items() if v})
+def fill(template: str, facts: Mapping[str, str], unknown: str | None = None) -> str:
+    values = _Facts({k: v for k, v in facts.items() if v}, unknown)
     try:
         return string.Formatter().vformat(template, (), values)
     except (ValueError, IndexError, KeyError):
@@ -61,19 +67,20 @@ def localize(
     rule = catalogue[finding.rule]
     text = rule.text[lang]
     facts = facts_for(finding, cluster, namespace)
+    unknown = say("unknown", lang)
     return LocalizedFinding(
         rule=finding.rule,
         code=finding.code,
         cause=finding.cause,
         layer=finding.layer,
         severity=finding.severity,
-        title=fill(text.title, facts),
-        explanation=fill(text.explanation, facts),
+        title=fill(text.title, facts, unknown),
+        explanation=fill(text.explanation, facts, unknown),
         subject=finding.subject,
         evidence=list(finding.evidence),
         commands=[fill(c, facts) for c in rule.commands],
-        fix=[fill(line, facts) for line in text.fix],
-        verify=[fill(line, facts) for line in text.verify],
+        fix=[fill(line, facts, unknown) for line in text.fix],
+        verify=[fill(line, facts, unknown) for line in text.verify],
     )
 
 

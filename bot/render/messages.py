@@ -43,6 +43,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "heading.cluster": {"en": "Cluster", "zh": "集群"},
     "heading.verdict": {"en": "Verdict", "zh": "结论"},
     "heading.subject": {"en": "Subject", "zh": "对象"},
+    "unknown": {"en": "(unknown)", "zh": "（未知）"},
     "pasted_input": {"en": "pasted input", "zh": "粘贴的输出"},
     "truncated": {"en": "… (truncated, {count} more characters)", "zh": "…（已截断，还有 {count} 个字符）"},
     "figure.kubernetes_nodes": {"en": "Kubernetes nodes", "zh": "Kubernetes 节点"},

@@ -689,7 +689,9 @@ def every_worker_joined() -> Bundle:
 
 @case("ray-gcs-connection-failed", "fires", GPU_WORKERS[1])
 def worker_log_cannot_reach_gcs() -> Bundle:
+    """The Ray layer could not be read, so the log line is the only sign of the broken link."""
     bundle = gpu_worker_runs_but_never_joined()
+    bundle.ray_state = None
     bundle.items("logs").append(
         {"pod": GPU_WORKERS[1], "namespace": NS, "container": "ray-worker", "lines": GCS_LOG}
     )

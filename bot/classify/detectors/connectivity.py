@@ -52,6 +52,8 @@ def worker_not_joined(ctx: Context, rule: Rule) -> Iterable[Hit]:
         return
     running = [p for p in ctx.worker_pods if p.phase == "Running" and p.pod_ip and not p.deleting]
     alive = len(ctx.ray_nodes) if ctx.ray_nodes_known else ctx.ray.node_count
+    # Worker Pods are compared with worker nodes: the head's Ray node is not one of them.
+    alive_workers = len([n for n in ctx.ray_nodes if not n.is_head]) if ctx.ray_nodes_known else None
     if ctx.ray_nodes_known:
         for pod in running:
             if pod.pod_ip in ctx.ray_nodes_by_ip:
@@ -77,7 +79,7 @@ def worker_not_joined(ctx: Context, rule: Rule) -> Iterable[Hit]:
                     "pod_ip": pod.pod_ip or "",
                     "group": pod.labels.get(RAY_GROUP_LABEL, ""),
                     "container": _container_name(pod),
-                    "ray_nodes": str(alive),
+                    "ray_nodes": str(alive_workers),
                     "ready_workers": str(len(running)),
                     **head,
                 },

@@ -25,7 +25,7 @@ from bot.classify.fit import GPU_MODEL_LABELS
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.kubernetes import RayClusterObject, RayGroup
-from bot.snapshot.quantity import parse_quantity
+from bot.snapshot.quantity import format_amount, parse_quantity
 from bot.snapshot.ray import Demand, RayActor, RayNode
 
 _GPU_MODEL = re.compile(
@@ -44,8 +44,14 @@ def gpu_models(text: str) -> set[str]:
     return {m.lower() for m in _GPU_MODEL.findall(text.replace("NVIDIA-", "-").replace("Tesla-", "-"))}
 
 
+def _amount(name: str, value: float) -> str:
+    if name in ("memory", "object_store_memory") and value >= 2**20:
+        return format_amount("memory", value)
+    return f"{value:g}"
+
+
 def format_shape(shape: Mapping[str, float]) -> str:
-    return "{" + ", ".join(f"{k}: {v:g}" for k, v in sorted(shape.items())) + "}"
+    return "{" + ", ".join(f"{k}: {_amount(k, v)}" for k, v in sorted(shape.items())) + "}"
 
 
 def fits(have: Mapping[str, float], need: Mapping[str, float]) -> bool:

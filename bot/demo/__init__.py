@@ -1,0 +1,6 @@
+"""``make demo``: a real local Ray cluster, a broken workload, a recorded KubeRay state, one diagnosis.
+
+``python -m bot.demo`` runs it (``--paste`` explains the bundled paste instead). ``local_ray``
+starts and always stops the raylets, ``workload`` is the broken driver, ``kuberay_state`` writes the
+Kubernetes half (``kuberay_state.json``).
+"""
