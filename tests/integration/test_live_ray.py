@@ -1,0 +1,288 @@
+"""End to end with a real multi-node Ray cluster and the loopback Kubernetes API server.
+
+Three raylets run on 127.0.0.2 (head), .3 (A100) and .4 (T4) for the whole module; the Kubernetes
+side is the demo's recorded KubeRay state (Pod IPs match the raylets), varied per scenario and
+served over HTTP to the real collector. Tests run in file order: the healthy cluster first, then
+the broken workload is started once and stays for the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.classify import classify
+from bot.collect.live import Target, collect_live
+from bot.demo import kuberay_state as state
+from bot.demo.local_ray import LocalCluster, running_cluster
+from bot.diagnosis import Diagnosis
+from tests.support.cluster import Bundle
+from tests.support.kube_api import ObjectStore, serve
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[LocalCluster]:
+    with running_cluster(say=lambda _: None) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def broken_workload(ray_cluster: LocalCluster) -> Iterator[None]:
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bot.demo.workload",
+            "--address",
+            ray_cluster.gcs_address,
+            "--node-ip",
+            ray_cluster.head_ip,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=ray_cluster.env,
+    )
+    try:
+        assert driver.stdout is not None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and b"READY" not in driver.stdout.readline():
+            pass
+        _wait_for_demands(ray_cluster.dashboard_url, 4)
+        yield
+    finally:
+        driver.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            driver.wait(timeout=20)
+        if driver.poll() is None:
+            driver.kill()
+
+
+def _wait_for_demands(url: str, wanted: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        from bot.collect.deadline import Deadline
+        from bot.collect.ray_dashboard import DashboardReader, collect_ray
+        from bot.snapshot.from_ray import ray_state
+
+        demands = ray_state(collect_ray(DashboardReader(url, Deadline(10)))).demands
+        if len(demands) >= wanted:
+            return
+        time.sleep(1)
+
+
+def base_state() -> dict[str, Any]:
+    return copy.deepcopy(state.build_state())
+
+
+def to_bundle(raw: dict[str, Any]) -> Bundle:
+    kubernetes = {key: list(value["items"]) for key, value in raw["kubernetes"].items() if key != "logs"}
+    kubernetes["logs"] = raw["kubernetes"].get("logs", [])
+    return Bundle(kubernetes=kubernetes, ray_state=None, cluster=raw["cluster"], namespace=raw["namespace"])
+
+
+def _items(raw: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = raw["kubernetes"][key]["items"]
+    return items
+
+
+def drop_pod(raw: dict[str, Any], name: str) -> None:
+    raw["kubernetes"]["pods"]["items"] = [p for p in _items(raw, "pods") if p["metadata"]["name"] != name]
+    raw["kubernetes"]["events"]["items"] = [
+        e for e in _items(raw, "events") if e["involvedObject"]["name"] != name
+    ]
+    raw["kubernetes"]["logs"] = [log for log in raw["kubernetes"].get("logs", []) if log["pod"] != name]
+
+
+def drop_node(raw: dict[str, Any], name: str) -> None:
+    raw["kubernetes"]["nodes"]["items"] = [n for n in _items(raw, "nodes") if n["metadata"]["name"] != name]
+    raw["kubernetes"]["pods"]["items"] = [p for p in _items(raw, "pods") if p["spec"].get("nodeName") != name]
+
+
+def healthy_state() -> dict[str, Any]:
+    raw = base_state()
+    drop_pod(raw, state.LOST_POD)
+    drop_pod(raw, state.A100_PENDING_POD)
+    drop_node(raw, "gpu-a100-2")
+    return raw
+
+
+def pod(raw: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(p for p in _items(raw, "pods") if p["metadata"]["name"] == name)
+
+
+def diagnose(raw: dict[str, Any], tmp_path: Path, dashboard: str) -> tuple[Diagnosis, float, int]:
+    with serve(ObjectStore.from_bundle(to_bundle(raw))) as api:
+        config = api.kubeconfig(tmp_path / "kubeconfig")
+        target = Target(
+            cluster=state.CLUSTER,
+            namespace=state.NAMESPACE,
+            kubeconfig=str(config),
+            context="loopback",
+            dashboard_url=dashboard,
+        )
+        started = time.monotonic()
+        diagnosis = classify(collect_live(target))
+        return diagnosis, time.monotonic() - started, len(api.requests)
+
+
+def rules_of(diagnosis: Diagnosis) -> list[tuple[str, str | None]]:
+    return [(f.rule, f.subject.name) for f in diagnosis.findings]
+
+
+# --- healthy: before any workload --------------------------------------------------------------
+
+
+def test_healthy_cluster_has_no_warning(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    diagnosis, _, _ = diagnose(healthy_state(), tmp_path, ray_cluster.dashboard_url)
+    loud = [(f.rule, f.subject.name, f.evidence[:1]) for f in diagnosis.findings if f.severity != "info"]
+    assert loud == []
+    assert diagnosis.verdict_layer == "healthy"
+    assert diagnosis.figures["ray_nodes_alive"] == "3"
+
+
+def test_dashboard_down_still_diagnoses_kubernetes(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    raw = base_state()
+    diagnosis, _, _ = diagnose(raw, tmp_path, "http://127.0.0.2:1")
+    assert diagnosis.findings[0].rule == "k8s-pod-waits-for-unadvertised-gpu"
+    assert any(e.source == "ray dashboard" and "refused" in e.message for e in diagnosis.errors)
+    assert "ray-dashboard-unreachable" in [f.rule for f in diagnosis.findings]
+
+
+# --- one scenario per cause --------------------------------------------------------------------
+
+
+def test_cause_1_no_free_gpu(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    raw = base_state()
+    drop_node(raw, "gpu-a100-2")
+    diagnosis, _, _ = diagnose(raw, tmp_path, ray_cluster.dashboard_url)
+    assert diagnosis.findings[0].cause == 1
+    assert diagnosis.findings[0].subject.name == state.A100_PENDING_POD
+
+
+def test_cause_2_missing_toleration(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    raw = base_state()
+    drop_node(raw, "gpu-a100-2")
+    pending = pod(raw, state.A100_PENDING_POD)
+    pending["spec"]["tolerations"] = [
+        t for t in pending["spec"]["tolerations"] if t.get("key") != "nvidia.com/gpu"
+    ]
+    raw["kubernetes"]["events"]["items"] = [
+        e for e in _items(raw, "events") if e["involvedObject"]["name"] != state.A100_PENDING_POD
+    ]
+    diagnosis, _, _ = diagnose(raw, tmp_path, ray_cluster.dashboard_url)
+    assert (diagnosis.findings[0].rule, diagnosis.findings[0].subject.name) == (
+        "k8s-untolerated-taint",
+        state.A100_PENDING_POD,
+    )
+
+
+def test_cause_3_gpu_node_advertises_no_gpu(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    diagnosis, _, _ = diagnose(base_state(), tmp_path, ray_cluster.dashboard_url)
+    assert rules_of(diagnosis)[0] == ("k8s-pod-waits-for-unadvertised-gpu", state.A100_PENDING_POD)
+    assert ("k8s-gpu-node-without-allocatable", "gpu-a100-2") in rules_of(diagnosis)
+
+
+def test_cause_4_pod_given_two_gpus_ray_registered_one(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    raw = healthy_state()
+    t4 = next(p for p in _items(raw, "pods") if p.get("status", {}).get("podIP") == "127.0.0.4")
+    resources = t4["spec"]["containers"][0]["resources"]
+    resources["limits"]["nvidia.com/gpu"] = "2"
+    resources["requests"]["nvidia.com/gpu"] = "2"
+    diagnosis, _, _ = diagnose(raw, tmp_path, ray_cluster.dashboard_url)
+    finding = next(f for f in diagnosis.findings if f.rule == "ray-gpu-not-registered")
+    assert finding.subject.name == t4["metadata"]["name"]
+    assert (finding.params["pod_gpus"], finding.params["ray_gpus"]) == ("2", "1")
+
+
+def test_cause_8_worker_never_joined(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    raw = healthy_state()
+    lost = copy.deepcopy(pod(base_state(), state.LOST_POD))
+    raw["kubernetes"]["pods"]["items"].append(lost)
+    raw["kubernetes"]["logs"] = [
+        log for log in base_state()["kubernetes"]["logs"] if log["pod"] == state.LOST_POD
+    ]
+    diagnosis, _, _ = diagnose(raw, tmp_path, ray_cluster.dashboard_url)
+    assert rules_of(diagnosis)[0] == ("ray-worker-not-joined", state.LOST_POD)
+    evidence = " ".join(e.text for e in diagnosis.findings[0].evidence)
+    assert "127.0.0.9" in evidence and "GCS" in evidence
+
+
+def test_cause_9_autoscaler_at_max(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    raw = base_state()
+    drop_node(raw, "gpu-a100-2")
+    event = copy.deepcopy(
+        next(e for e in _items(raw, "events") if e["involvedObject"]["name"] == state.A100_PENDING_POD)
+    )
+    event["metadata"]["name"] += ".ca"
+    event.update(
+        reason="NotTriggerScaleUp",
+        type="Normal",
+        source={"component": "cluster-autoscaler"},
+        message="pod didn't trigger scale-up: 3 node(s) didn't match Pod's node affinity/selector, "
+        "1 max node group size reached",
+    )
+    raw["kubernetes"]["events"]["items"].append(event)
+    diagnosis, _, _ = diagnose(raw, tmp_path, ray_cluster.dashboard_url)
+    assert rules_of(diagnosis)[0] == ("cluster-autoscaler-cannot-scale-up", state.A100_PENDING_POD)
+    assert diagnosis.findings[0].cause == 9
+
+
+def test_cause_10_failed_ray_job(ray_cluster: LocalCluster, tmp_path: Path) -> None:
+    body = json.dumps(
+        {"entrypoint": "python -c 'import sys; sys.exit(3)'", "submission_id": "raydiag-it-failing"}
+    )
+    request = urllib.request.Request(
+        ray_cluster.dashboard_url + "/api/jobs/",
+        data=body.encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+    deadline = time.monotonic() + 90
+    diagnosis = None
+    while time.monotonic() < deadline:
+        diagnosis, _, _ = diagnose(healthy_state(), tmp_path, ray_cluster.dashboard_url)
+        if any(f.rule == "ray-job-failed" for f in diagnosis.findings):
+            break
+        time.sleep(2)
+    assert diagnosis is not None
+    finding = next(f for f in diagnosis.findings if f.rule == "ray-job-failed")
+    assert finding.subject.name == "raydiag-it-failing" and finding.cause == 10
+
+
+# --- with the broken workload: causes 5, 6, 7 and the compound incident -------------------------
+
+
+def test_ray_causes_5_6_7_from_the_workload(
+    ray_cluster: LocalCluster, broken_workload: None, tmp_path: Path
+) -> None:
+    diagnosis, _, _ = diagnose(healthy_state(), tmp_path, ray_cluster.dashboard_url)
+    by_rule = {f.rule: f for f in diagnosis.findings}
+    assert by_rule["ray-gpu-type-unregistered"].params["resource"] == "accelerator_type:H100"
+    assert by_rule["ray-demand-infeasible"].subject.name == "{CPU: 1, GPU: 4}"
+    held = by_rule["ray-resources-held"]
+    assert "gpu-holder" in held.params["holders"]
+    assert [f.cause for f in diagnosis.findings if f.severity == "critical"][:3] == [7, 6, 5]
+
+
+def test_compound_incident_in_triage_order(
+    ray_cluster: LocalCluster, broken_workload: None, tmp_path: Path
+) -> None:
+    diagnosis, _, requests = diagnose(base_state(), tmp_path, ray_cluster.dashboard_url)
+    causes = [f.cause for f in diagnosis.findings if f.severity == "critical"]
+    assert causes[:5] == [3, 8, 7, 6, 5]
+    assert diagnosis.verdict_layer == "kubernetes"
+    # Reads are targeted: a few dozen requests, whatever else the cluster runs (timing: BENCHMARKS.md).
+    assert requests < 40, requests
