@@ -81,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     collect.add_argument("-o", "--output", required=True, help="snapshot file to write, or - for stdout")
     _add_target_options(collect)
 
+    serve = commands.add_parser("serve", help="run the Slack bot (Socket Mode, or --http)")
+    serve.add_argument("--http", action="store_true", help="serve POST /slack/events instead of Socket Mode")
+    serve.add_argument("--host", default="0.0.0.0", help="HTTP listen address (default 0.0.0.0)")
+    serve.add_argument("--port", type=int, default=3000, help="HTTP port (default 3000)")
+
     rules = commands.add_parser("rules", help="list the rule catalogue")
     rules.add_argument("--lang", choices=("en", "zh"), default="en")
     return parser
@@ -155,6 +160,14 @@ def _collect(args: argparse.Namespace) -> Snapshot:
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
     args = build_parser().parse_args(argv)
     catalogue = default_catalogue()
+    if args.command == "serve":
+        from bot.slack.run import StartupError, serve
+
+        try:
+            serve(args.http, args.host, args.port)
+        except StartupError as error:
+            raise UsageError(str(error)) from error
+        return EXIT_OK
     if args.command == "rules":
         stdout.write(list_rules(catalogue, args.lang))
         return EXIT_OK

@@ -57,12 +57,77 @@ class CollectionConfig(BaseModel):
     call_timeout_s: float = Field(default=8.0, gt=0, le=120)
 
 
+SLACK_ID = re.compile(r"^[A-Z0-9]{2,20}$")
+
+
+def _slack_ids(values: list[str], what: str) -> list[str]:
+    bad = [v for v in values if not SLACK_ID.match(v)]
+    if bad:
+        raise ValueError(f"not a Slack {what} ID: {', '.join(bad)} (IDs look like U012ABCDEF)")
+    return values
+
+
+class ProbeConfig(BaseModel):
+    """Who may start work on a cluster (the GPU probe), and how long a probe may take."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    allowed_users: list[str] = Field(default_factory=list)
+    allowed_groups: list[str] = Field(default_factory=list)
+    gpu_timeout_s: float = Field(default=60.0, gt=0, le=900)
+
+    @field_validator("allowed_users")
+    @classmethod
+    def _users(cls, values: list[str]) -> list[str]:
+        return _slack_ids(values, "user")
+
+    @field_validator("allowed_groups")
+    @classmethod
+    def _groups(cls, values: list[str]) -> list[str]:
+        return _slack_ids(values, "user group")
+
+
+class LanguageConfig(BaseModel):
+    """Language per channel or per user; the user's choice wins over the channel's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    channels: dict[str, Literal["en", "zh"]] = Field(default_factory=dict)
+    users: dict[str, Literal["en", "zh"]] = Field(default_factory=dict)
+
+
+class SlackConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    incident_channels: list[str] = Field(default_factory=list)
+    languages: LanguageConfig = Field(default_factory=LanguageConfig)
+    # Diagnoses that may run at once; the rest wait in a queue of this many, then "busy".
+    workers: int = Field(default=4, ge=1, le=64)
+    queue: int = Field(default=32, ge=0, le=1000)
+    mute_hours: float = Field(default=24.0, gt=0, le=24 * 30)
+
+    @field_validator("incident_channels")
+    @classmethod
+    def _channels(cls, values: list[str]) -> list[str]:
+        return _slack_ids(values, "channel")
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     clusters: list[ClusterConfig] = Field(default_factory=list)
     language: Literal["en", "zh"] = "en"
     collection: CollectionConfig = Field(default_factory=CollectionConfig)
+    probes: ProbeConfig = Field(default_factory=ProbeConfig)
+    slack: SlackConfig = Field(default_factory=SlackConfig)
+
+    def language_for(self, channel: str | None, user: str | None) -> Literal["en", "zh"]:
+        languages = self.slack.languages
+        if user and user in languages.users:
+            return languages.users[user]
+        if channel and channel in languages.channels:
+            return languages.channels[channel]
+        return self.language
 
     @model_validator(mode="after")
     def _unique_names(self) -> Config:

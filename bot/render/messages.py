@@ -54,6 +54,76 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "figure.ray_nodes_alive": {"en": "Ray nodes alive", "zh": "存活的 Ray 节点"},
     "figure.gpus_registered_in_ray": {"en": "GPUs registered in Ray", "zh": "Ray 登记的 GPU"},
     "figure.ray_pending_demands": {"en": "Ray demands waiting", "zh": "等待中的 Ray 资源需求"},
+    "slack.usage": {
+        "en": "*Usage*\n`/raydiag <cluster> [namespace]` diagnoses both layers of a cluster and posts the "
+        "verdict here, with the details in its thread.\n`/raydiag help` shows this.\n"
+        "Mention `@raydiag <cluster>` in any thread, or use the message shortcut *Diagnose with raydiag* "
+        "on a pasted `ray status` or `kubectl describe`.",
+        "zh": "*用法*\n`/raydiag <集群> [命名空间]`：诊断集群的两层调度，在本频道发结论，细节放在回复串里。\n"
+        "`/raydiag help`：显示本说明。\n在任意回复串里 `@raydiag <集群>`，或对贴出的 `ray status`、"
+        "`kubectl describe` 使用消息快捷操作 *Diagnose with raydiag*。",
+    },
+    "slack.clusters": {"en": "*Configured clusters:* {names}", "zh": "*已配置的集群：*{names}"},
+    "slack.no_clusters": {
+        "en": "No cluster is configured yet; add one under `clusters:` in the raydiag config.",
+        "zh": "还没有配置任何集群；请在 raydiag 配置的 `clusters:` 下添加。",
+    },
+    "slack.unknown_cluster": {
+        "en": "I don't know a cluster called `{name}`.",
+        "zh": "没有名为 `{name}` 的集群。",
+    },
+    "slack.bad_namespace": {
+        "en": "`{name}` is not a valid namespace name.",
+        "zh": "`{name}` 不是合法的命名空间名。",
+    },
+    "slack.invalid": {
+        "en": "I could not read that: `{text}`.",
+        "zh": "无法理解这条命令：`{text}`。",
+    },
+    "slack.busy": {
+        "en": "raydiag is busy with other diagnoses right now; please try again in a minute.",
+        "zh": "raydiag 正在处理其他诊断，请一分钟后再试。",
+    },
+    "slack.working": {
+        "en": "Diagnosing `{cluster}`…",
+        "zh": "正在诊断 `{cluster}`……",
+    },
+    "slack.joined": {
+        "en": "A diagnosis of `{cluster}` was already running; its answer is posted in this channel.",
+        "zh": "`{cluster}` 的诊断已在进行中，结果已发在本频道。",
+    },
+    "slack.failed": {
+        "en": "The diagnosis of `{cluster}` failed: {error}",
+        "zh": "`{cluster}` 的诊断失败：{error}",
+    },
+    "slack.not_in_channel": {
+        "en": "I can't post in this channel; invite me with `/invite @raydiag` and try again.",
+        "zh": "我无法在本频道发言；请先 `/invite @raydiag` 再试。",
+    },
+    "slack.refused_probe": {
+        "en": "Only people on the probe allow-list may start work on `{cluster}`; nothing was started.",
+        "zh": "只有探针白名单中的成员可以在 `{cluster}` 上启动任务；本次未启动任何操作。",
+    },
+    "slack.refused_cluster": {
+        "en": "That button names a cluster that is not configured; nothing was started.",
+        "zh": "该按钮指向一个未配置的集群；本次未启动任何操作。",
+    },
+    "slack.probe_busy": {
+        "en": "A probe is already running on `{cluster}`; wait for its result in the thread.",
+        "zh": "`{cluster}` 上已有探针在运行，请在回复串里等待结果。",
+    },
+    "slack.pressed": {
+        "en": "<@{user}> pressed *{action}* for `{cluster}`.",
+        "zh": "<@{user}> 在 `{cluster}` 上点击了 *{action}*。",
+    },
+    "slack.muted": {
+        "en": "<@{user}> muted unasked posts about `{cluster}` for {hours:g} h.",
+        "zh": "<@{user}> 将 `{cluster}` 的主动推送静音 {hours:g} 小时。",
+    },
+    "slack.rerun": {"en": "Re-run", "zh": "重新诊断"},
+    "slack.gpu_probe": {"en": "GPU probe", "zh": "GPU 探针"},
+    "slack.head_check": {"en": "head endpoint check", "zh": "head 端点检查"},
+    "slack.ray_status": {"en": "ray status", "zh": "ray status"},
     "note.no known output format recognised": {
         "en": "No known output format was recognised in the input.",
         "zh": "输入中没有识别出已知的输出格式。",

@@ -18,6 +18,7 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
+    ConfirmObject,
     ContextBlock,
     DividerBlock,
     HeaderBlock,
@@ -93,9 +94,28 @@ def _buttons(cluster: str | None, lang: Lang) -> ActionsBlock:
                 action_id=action,
                 value=value,
                 style="primary" if action == ACTION_GPU_PROBE else None,
+                confirm=_probe_confirmation(cluster, lang) if action == ACTION_GPU_PROBE else None,
             )
             for label, action in zip(labels, ids, strict=True)
         ],
+    )
+
+
+def _probe_confirmation(cluster: str | None, lang: Lang) -> ConfirmObject:
+    """The GPU probe starts a job on the cluster: Slack asks before sending the press."""
+    where = cluster or "?"
+    if lang == "zh":
+        return ConfirmObject(
+            title="运行 GPU 探针？",
+            text=f"将在 `{where}` 上提交一个申请 1 张 GPU 的 Ray 任务，超时后自动停止。",
+            confirm="运行",
+            deny="取消",
+        )
+    return ConfirmObject(
+        title="Run a GPU probe?",
+        text=f"This submits a one-GPU Ray task to `{where}`; it is stopped when it times out.",
+        confirm="Run it",
+        deny="Cancel",
     )
 
 

@@ -1,0 +1,367 @@
+"""The Bolt app: listeners that acknowledge at once and hand the slow work to lazy functions.
+
+Every listener here is thin. It validates what Slack sent against the configuration, acks within
+Slack's 3 seconds, and delegates: diagnoses to ``Diagnoser`` (collect → classify), rendering to
+``bot.render.slack``, posting to ``bot.deliver.slack_poster``, probes to ``bot.slack.probe_actions``.
+A failure in one diagnosis is reported in its thread and never reaches the listener.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_bolt import Ack, App, BoltResponse, Respond
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.catalogue import Catalogue, default_catalogue
+from bot.classify import classify
+from bot.collect.live import Target, collect_live
+from bot.config import ClusterConfig, Config
+from bot.deliver.slack_poster import post, post_thread, web_client
+from bot.diagnosis import Diagnosis
+from bot.render.messages import Lang, say
+from bot.render.slack import (
+    ACTION_MUTE,
+    ACTION_RERUN,
+    render_thread,
+)
+from bot.slack.commands import Command, named_clusters, parse_command
+from bot.slack.state import ClusterLocks, Mutes, SeenOnce
+from bot.slack.workers import Busy, SharedRuns
+
+LOG = logging.getLogger(__name__)
+SHORTCUT_CALLBACK = "raydiag_diagnose_message"
+RESULT_WAIT_S = 600.0
+
+Diagnose = Callable[[ClusterConfig, str], Diagnosis]
+
+
+def live_diagnosis(config: Config) -> Diagnose:
+    def run(cluster: ClusterConfig, namespace: str) -> Diagnosis:
+        target = Target(
+            cluster=cluster.name,
+            namespace=namespace,
+            raycluster=cluster.raycluster,
+            kubeconfig=cluster.kubeconfig,
+            context=cluster.context,
+            dashboard_url=cluster.dashboard_url,
+        )
+        snapshot = collect_live(
+            target, deadline_s=config.collection.deadline_s, call_timeout_s=config.collection.call_timeout_s
+        )
+        return classify(snapshot)
+
+    return run
+
+
+@dataclass
+class Bot:
+    """What the listeners share: configuration, the diagnosis runner, and small state."""
+
+    config: Config
+    diagnose: Diagnose
+    catalogue: Catalogue = field(default_factory=default_catalogue)
+    mutes: Mutes = field(default_factory=Mutes)
+    seen: SeenOnce = field(default_factory=SeenOnce)
+    probe_locks: ClusterLocks = field(default_factory=ClusterLocks)
+    runs: SharedRuns[Diagnosis] = field(init=False)
+    _posted: dict[tuple[int, str], str] = field(default_factory=dict)
+    _posted_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.runs = SharedRuns(self.config.slack.workers, self.config.slack.queue)
+
+    def lang(self, channel: str | None, user: str | None) -> Lang:
+        return self.config.language_for(channel, user)
+
+    def run(self, cluster: ClusterConfig, namespace: str) -> tuple[Diagnosis, int, bool]:
+        """The diagnosis, an id of the shared run, and whether this caller started it."""
+        future, started = self.runs.submit(
+            (cluster.name, namespace), lambda: self.diagnose(cluster, namespace)
+        )
+        return future.result(timeout=RESULT_WAIT_S), id(future), started
+
+    def claim_post(self, run_id: int, channel: str, ts: str | None = None) -> str | None:
+        """First caller of a shared run in a channel posts; later ones get the ts it posted."""
+        with self._posted_lock:
+            key = (run_id, channel)
+            if key in self._posted:
+                return self._posted[key]
+            if ts is not None:
+                self._posted[key] = ts
+            if len(self._posted) > 10_000:
+                self._posted.clear()
+            return None
+
+
+def usage_blocks(config: Config, lang: Lang, note: str | None = None) -> list[dict[str, Any]]:
+    names = ", ".join(f"`{c.name}`" for c in config.clusters)
+    clusters = say("slack.clusters", lang, names=names) if names else say("slack.no_clusters", lang)
+    text = "\n\n".join(part for part in (note, say("slack.usage", lang), clusters) if part)
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}]
+
+
+def command_reply(command: Command, config: Config, lang: Lang) -> list[dict[str, Any]] | None:
+    """The ephemeral answer for commands that need no diagnosis; None when one is needed."""
+    if command.kind == "diagnose":
+        return None
+    note = {
+        "help": None,
+        "unknown-cluster": say("slack.unknown_cluster", lang, name=command.word),
+        "bad-namespace": say("slack.bad_namespace", lang, name=command.word),
+        "invalid": say("slack.invalid", lang, text=command.word[:100]),
+    }[command.kind]
+    return usage_blocks(config, lang, note)
+
+
+def deliver_diagnosis(
+    bot: Bot,
+    client: WebClient,
+    cluster: ClusterConfig,
+    namespace: str,
+    channel: str,
+    user: str | None,
+    thread_ts: str | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> None:
+    """Run (or join) the diagnosis and post it; failures are said in plain words, never raised."""
+    lang = bot.lang(channel, user)
+    try:
+        diagnosis, run_id, _ = bot.run(cluster, namespace)
+    except Busy:
+        _tell(client, channel, user, say("slack.busy", lang), thread_ts, notify)
+        return
+    except Exception as error:  # one bad diagnosis must not take the listener down
+        LOG.exception("diagnosis of %s failed", cluster.name)
+        _tell(
+            client,
+            channel,
+            user,
+            say("slack.failed", lang, cluster=cluster.name, error=str(error)[:300]),
+            thread_ts,
+            notify,
+        )
+        return
+    if thread_ts is None and bot.claim_post(run_id, channel) is not None:
+        _tell(client, channel, user, say("slack.joined", lang, cluster=cluster.name), None, notify)
+        return
+    messages = render_thread(diagnosis, bot.catalogue, lang)
+    try:
+        root = post_thread(client, channel, messages, thread_ts)
+    except SlackApiError as error:
+        if error.response.get("error") in ("not_in_channel", "channel_not_found"):
+            _tell(client, channel, user, say("slack.not_in_channel", lang), thread_ts, notify)
+            return
+        raise
+    if thread_ts is None and root is not None:
+        bot.claim_post(run_id, channel, root)
+
+
+def _tell(
+    client: WebClient,
+    channel: str,
+    user: str | None,
+    text: str,
+    thread_ts: str | None,
+    notify: Callable[[str], None] | None,
+) -> None:
+    if notify is not None:
+        notify(text)
+        return
+    if user:
+        client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
+    else:
+        client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
+
+
+def _button_cluster(bot: Bot, body: dict[str, Any]) -> ClusterConfig | None:
+    """The configured cluster a button names; crafted payloads naming anything else get None."""
+    try:
+        value = json.loads(body["actions"][0].get("value") or "{}")
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    name = value.get("cluster") if isinstance(value, dict) else None
+    return bot.config.cluster(name) if isinstance(name, str) else None
+
+
+def _thread_of(body: dict[str, Any]) -> tuple[str, str]:
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    channel = container.get("channel_id") or (body.get("channel") or {}).get("id") or ""
+    thread = message.get("thread_ts") or container.get("message_ts") or message.get("ts") or ""
+    return str(channel), str(thread)
+
+
+def build_app(
+    bot: Bot,
+    *,
+    token: str,
+    signing_secret: str,
+    api_url: str | None = None,
+    probe_handlers: dict[str, Callable[..., None]] | None = None,
+) -> App:
+    client = web_client(token, api_url)
+    app = App(
+        token=token,
+        signing_secret=signing_secret,
+        client=client,
+        process_before_response=False,
+        token_verification_enabled=False,
+    )
+
+    @app.middleware
+    def answer_each_event_once(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:
+        # Slack retries (X-Slack-Retry-Num) carry the same event_id: the first delivery answers.
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if isinstance(event_id, str) and not bot.seen.first(event_id):
+            return BoltResponse(status=200, body="")
+        return next()
+
+    def ack_command(ack: Ack, command: dict[str, Any]) -> None:
+        parsed = parse_command(command.get("text", ""), bot.config)
+        lang = bot.lang(command.get("channel_id"), command.get("user_id"))
+        reply = command_reply(parsed, bot.config, lang)
+        if reply is not None:
+            ack(response_type="ephemeral", blocks=reply, text=say("slack.usage", lang)[:300])
+            return
+        assert parsed.cluster is not None
+        ack(response_type="ephemeral", text=say("slack.working", lang, cluster=parsed.cluster.name))
+
+    def run_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+        parsed = parse_command(command.get("text", ""), bot.config)
+        if parsed.kind != "diagnose" or parsed.cluster is None:
+            return
+        deliver_diagnosis(
+            bot,
+            client,
+            parsed.cluster,
+            parsed.namespace or parsed.cluster.namespace,
+            command["channel_id"],
+            command.get("user_id"),
+            notify=lambda text: _respond(respond, text),
+        )
+
+    app.command("/raydiag")(ack=ack_command, lazy=[run_command])
+
+    def ack_only(ack: Ack) -> None:
+        ack()
+
+    def rerun(body: dict[str, Any], client: WebClient) -> None:
+        cluster = _button_cluster(bot, body)
+        channel, thread = _thread_of(body)
+        user = str((body.get("user") or {}).get("id") or "")
+        lang = bot.lang(channel, user)
+        if cluster is None:
+            client.chat_postEphemeral(channel=channel, user=user, text=say("slack.refused_cluster", lang))
+            return
+        post(
+            client,
+            channel,
+            _note(
+                say("slack.pressed", lang, user=user, action=say("slack.rerun", lang), cluster=cluster.name)
+            ),
+            thread,
+        )
+        deliver_diagnosis(bot, client, cluster, cluster.namespace, channel, user, thread_ts=thread)
+
+    def mute(body: dict[str, Any], client: WebClient) -> None:
+        cluster = _button_cluster(bot, body)
+        channel, thread = _thread_of(body)
+        user = str((body.get("user") or {}).get("id") or "")
+        lang = bot.lang(channel, user)
+        if cluster is None:
+            client.chat_postEphemeral(channel=channel, user=user, text=say("slack.refused_cluster", lang))
+            return
+        hours = bot.config.slack.mute_hours
+        bot.mutes.mute(cluster.name, hours * 3600)
+        post(
+            client,
+            channel,
+            _note(say("slack.muted", lang, user=user, cluster=cluster.name, hours=hours)),
+            thread,
+        )
+
+    app.action(ACTION_RERUN)(ack=ack_only, lazy=[rerun])
+    app.action(ACTION_MUTE)(ack=ack_only, lazy=[mute])
+    for action, handler in (probe_handlers or {}).items():
+        app.action(action)(ack=ack_only, lazy=[_probe_listener(bot, handler)])
+
+    def on_mention(event: dict[str, Any], client: WebClient) -> None:
+        enrich(bot, client, event, mentioned=True)
+
+    def on_message(event: dict[str, Any], client: WebClient, context: dict[str, Any]) -> None:
+        # A message that mentions the bot also arrives as app_mention; that listener answers it.
+        mention = f"<@{context.get('bot_user_id')}>"
+        if event.get("channel") in bot.config.slack.incident_channels and mention not in str(
+            event.get("text")
+        ):
+            enrich(bot, client, event, mentioned=False)
+
+    app.event("app_mention")(ack=ack_only, lazy=[on_mention])
+    app.event("message")(ack=ack_only, lazy=[on_message])
+
+    def on_shortcut(body: dict[str, Any], client: WebClient) -> None:
+        message = body.get("message") or {}
+        event = {
+            "channel": (body.get("channel") or {}).get("id"),
+            "user": (body.get("user") or {}).get("id"),
+            "text": message.get("text", ""),
+            "ts": message.get("ts"),
+            "thread_ts": message.get("thread_ts"),
+        }
+        enrich(bot, client, event, mentioned=True)
+
+    app.shortcut(SHORTCUT_CALLBACK)(ack=ack_only, lazy=[on_shortcut])
+    return app
+
+
+def _respond(respond: Respond, text: str) -> None:
+    respond(response_type="ephemeral", text=text)
+
+
+def _note(text: str) -> dict[str, Any]:
+    return {
+        "text": text,
+        "blocks": [{"type": "context", "elements": [{"type": "mrkdwn", "text": text[:3000]}]}],
+    }
+
+
+def _probe_listener(bot: Bot, handler: Callable[..., None]) -> Callable[..., None]:
+    def listener(body: dict[str, Any], client: WebClient) -> None:
+        handler(bot, body, client)
+
+    return listener
+
+
+def enrich(bot: Bot, client: WebClient, event: dict[str, Any], *, mentioned: bool) -> None:
+    """A mention or an incident-channel message: diagnose what it names or explain what it pastes."""
+    if event.get("bot_id") or event.get("subtype") in ("bot_message", "message_changed", "message_deleted"):
+        return
+    channel = str(event.get("channel") or "")
+    user = event.get("user")
+    text = str(event.get("text") or "")
+    thread = str(event.get("thread_ts") or event.get("ts") or "") or None
+    lang = bot.lang(channel, user)
+    for cluster in named_clusters(text, bot.config)[:2]:
+        if not mentioned and bot.mutes.muted(cluster.name):
+            continue
+        deliver_diagnosis(bot, client, cluster, cluster.namespace, channel, None, thread_ts=thread)
+        return
+    from bot.collect.paste import parse_paste
+
+    diagnosis = classify(parse_paste(text[:200_000]), bot.catalogue)
+    if diagnosis.findings:
+        post_thread(client, channel, render_thread(diagnosis, bot.catalogue, lang), thread)
+    elif mentioned:
+        post(
+            client,
+            channel,
+            {"text": say("slack.usage", lang), "blocks": usage_blocks(bot.config, lang)},
+            thread,
+        )

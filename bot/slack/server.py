@@ -1,0 +1,92 @@
+"""HTTP mode: Bolt's single endpoint ``POST /slack/events`` on a threaded server, plus health checks.
+
+Bolt's development server handles one request at a time; a burst of slash commands during an
+incident must each be acknowledged within 3 seconds, so requests are served on threads here.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
+
+from slack_bolt import App, BoltRequest
+
+MAX_BODY = 1024 * 1024
+EVENTS_PATH = "/slack/events"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: SlackHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "text/plain; charset=utf-8",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path == "/healthz":
+            self._send(200, b"ok")
+        elif path == "/readyz":
+            ready = self.server.ready()
+            self._send(200 if ready else 503, b"ready" if ready else b"not ready")
+        else:
+            self._send(404, b"not found")
+
+    def do_POST(self) -> None:
+        if urlsplit(self.path).path != EVENTS_PATH:
+            self._send(404, b"not found")
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._send(413, b"too large")
+            return
+        body = self.rfile.read(length).decode("utf-8", errors="replace")
+        headers: dict[str, str | Sequence[str]] = {
+            key.lower(): [value] for key, value in self.headers.items()
+        }
+        response = self.server.app.dispatch(
+            BoltRequest(body=body, headers=headers, query=urlsplit(self.path).query)
+        )
+        extra = {
+            k: v[0]
+            for k, v in response.headers.items()
+            if k.lower() not in ("content-length", "content-type")
+        }
+        content_type = (response.headers.get("content-type") or ["text/plain; charset=utf-8"])[0]
+        self._send(response.status, (response.body or "").encode("utf-8"), content_type, extra)
+
+
+class SlackHTTPServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, app: App, host: str, port: int, ready: Callable[[], bool] = lambda: True) -> None:
+        super().__init__((host, port), _Handler)
+        self.app = app
+        self.ready = ready
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start_background(self) -> threading.Thread:
+        thread = threading.Thread(target=self.serve_forever, name="raydiag-http", daemon=True)
+        thread.start()
+        return thread
