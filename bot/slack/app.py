@@ -71,7 +71,7 @@ class Bot:
     seen: SeenOnce = field(default_factory=SeenOnce)
     probe_locks: ClusterLocks = field(default_factory=ClusterLocks)
     runs: SharedRuns[Diagnosis] = field(init=False)
-    _posted: dict[tuple[int, str], str] = field(default_factory=dict)
+    _posted: dict[tuple[int, str], str] = field(default_factory=dict)  # (run, channel) already answered
     _posted_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -87,17 +87,16 @@ class Bot:
         )
         return future.result(timeout=RESULT_WAIT_S), id(future), started
 
-    def claim_post(self, run_id: int, channel: str, ts: str | None = None) -> str | None:
-        """First caller of a shared run in a channel posts; later ones get the ts it posted."""
+    def claim_post(self, run_id: int, channel: str) -> bool:
+        """True for the first caller of a shared run in a channel: that one posts, the others point to it."""
         with self._posted_lock:
             key = (run_id, channel)
             if key in self._posted:
-                return self._posted[key]
-            if ts is not None:
-                self._posted[key] = ts
+                return False
             if len(self._posted) > 10_000:
                 self._posted.clear()
-            return None
+            self._posted[key] = channel
+            return True
 
 
 def usage_blocks(config: Config, lang: Lang, note: str | None = None) -> list[dict[str, Any]]:
@@ -148,19 +147,17 @@ def deliver_diagnosis(
             notify,
         )
         return
-    if thread_ts is None and bot.claim_post(run_id, channel) is not None:
+    if thread_ts is None and not bot.claim_post(run_id, channel):
         _tell(client, channel, user, say("slack.joined", lang, cluster=cluster.name), None, notify)
         return
     messages = render_thread(diagnosis, bot.catalogue, lang)
     try:
-        root = post_thread(client, channel, messages, thread_ts)
+        post_thread(client, channel, messages, thread_ts)
     except SlackApiError as error:
         if error.response.get("error") in ("not_in_channel", "channel_not_found"):
             _tell(client, channel, user, say("slack.not_in_channel", lang), thread_ts, notify)
             return
         raise
-    if thread_ts is None and root is not None:
-        bot.claim_post(run_id, channel, root)
 
 
 def _tell(
@@ -208,7 +205,6 @@ def build_app(
 ) -> App:
     client = web_client(token, api_url)
     app = App(
-        token=token,
         signing_secret=signing_secret,
         client=client,
         process_before_response=False,

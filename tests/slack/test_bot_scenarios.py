@@ -1,0 +1,340 @@
+"""The bot as Slack sees it: signed requests in, Web API calls out (to a loopback stand-in).
+
+Diagnoses are real: the configured cluster's kubeconfig points at the loopback Kubernetes API
+server serving a scenario, and the collector, classifier and renderer all run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from slack_sdk.models.blocks import Block
+
+from bot.classify import classify
+from bot.config import Config, load_config
+from bot.snapshot.files import parse_snapshot
+from bot.diagnosis import Diagnosis
+from bot.slack.app import Bot, build_app, live_diagnosis
+from bot.slack.server import SlackHTTPServer
+from tests.support import scenarios
+from tests.support.cluster import CLUSTER, NS
+from tests.support.kube_api import ObjectStore, serve
+from tests.support.slack_api import (
+    BOT_USER_ID,
+    SlackWebAPI,
+    app_mention_event,
+    block_actions_body,
+    event_callback_body,
+    message_event,
+    message_shortcut_body,
+    post_signed,
+    serve_slack,
+    signed_headers,
+    slash_command_body,
+)
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNEL = "C0MLPLATFORM"
+INCIDENTS = "C0INCIDENT1"
+ALLOWED = "U0GPUOPS01"
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackWebAPI]:
+    with serve_slack() as api:
+        yield api
+
+
+def write_config(tmp_path: Path, kubeconfig: Path, dashboard: str) -> Path:
+    path = tmp_path / "raydiag.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [
+                    {
+                        "name": "gpu-prod",
+                        "namespace": NS,
+                        "raycluster": CLUSTER,
+                        "kubeconfig": str(kubeconfig),
+                        "context": "loopback",
+                        "dashboard_url": dashboard,
+                    },
+                    {"name": "research", "namespace": "research"},
+                ],
+                "collection": {"deadline_s": 10, "call_timeout_s": 2},
+                "probes": {"allowed_users": [ALLOWED]},
+                "slack": {"incident_channels": [INCIDENTS], "languages": {"channels": {"C0ZHTEAM01": "zh"}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def recorded(bundle: Any) -> Any:
+    """Diagnose the scenario as recorded (both layers), without a Ray cluster behind it."""
+    snapshot = parse_snapshot(bundle.to_json())
+    return lambda cluster, namespace: classify(snapshot)
+
+
+@contextlib.contextmanager
+def running_bot(
+    tmp_path: Path, slack: SlackWebAPI, bundle: Any, diagnose: Any = None, live: bool = False
+) -> Iterator[tuple[str, Bot]]:
+    with serve(ObjectStore.from_bundle(bundle)) as kube:
+        config = load_config(
+            write_config(tmp_path, kube.kubeconfig(tmp_path / "kubeconfig"), "http://127.0.0.1:9")
+        )
+        chosen = diagnose or (live_diagnosis(config) if live else recorded(bundle))
+        bot = Bot(config=config, diagnose=chosen)
+        app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
+        server = SlackHTTPServer(app, "127.0.0.1", 0)
+        server.start_background()
+        try:
+            yield server.url + "/slack/events", bot
+        finally:
+            server.shutdown()
+            server.server_close()
+            bot.runs.shutdown()
+
+
+def validate_blocks(call: Any) -> None:
+    blocks = call.params.get("blocks") or []
+    assert len(blocks) <= 50
+    for raw in blocks:
+        block = Block.parse(raw)
+        assert block is not None
+        block.validate_json()
+
+
+def command(url: str, slack: SlackWebAPI, text: str, user: str = "U0ENGINEER", channel: str = CHANNEL) -> Any:
+    body = slash_command_body(
+        text=text, user_id=user, channel_id=channel, response_url=slack.response_url(text)
+    )
+    return post_signed(url, body, SECRET)
+
+
+def test_forged_and_stale_signatures_are_refused(tmp_path: Path, slack: SlackWebAPI) -> None:
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        body = slash_command_body(text="gpu-prod")
+        assert post_signed(url, body, "not-the-secret").status == 401
+        stale = int(time.time()) - 6 * 60
+        assert post_signed(url, body, SECRET, timestamp=stale).status == 401
+        assert slack.calls_to("chat.postMessage") == []
+
+
+def test_help_and_unknown_cluster_are_ephemeral_and_post_nothing(tmp_path: Path, slack: SlackWebAPI) -> None:
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        for text in ("", "help", "no-such-cluster", "gpu-prod Bad_Namespace!", "a b c d"):
+            answer = command(url, slack, text)
+            assert answer.status == 200
+            reply = answer.json()
+            assert reply["response_type"] == "ephemeral"
+            shown = json.dumps(reply["blocks"])
+            assert "`gpu-prod`" in shown and "`research`" in shown
+        assert "no-such-cluster" in json.dumps(command(url, slack, "no-such-cluster").json())
+        time.sleep(0.3)
+        assert slack.calls_to("chat.postMessage") == []
+
+
+def test_diagnosis_root_in_channel_details_in_thread(tmp_path: Path, slack: SlackWebAPI) -> None:
+    # Live collection against the loopback API server; the dead dashboard is one more finding.
+    with running_bot(tmp_path, slack, scenarios.gpu_worker_without_toleration(), live=True) as (url, _):
+        answer = command(url, slack, "gpu-prod")
+        assert answer.status == 200 and answer.json()["response_type"] == "ephemeral"
+        posts = slack.wait_for("chat.postMessage", count=3, timeout=30)
+        time.sleep(0.5)
+        posts = slack.calls_to("chat.postMessage")
+        root, replies = posts[0], posts[1:]
+        assert root.params["channel"] == CHANNEL and not root.params.get("thread_ts")
+        assert "Kubernetes layer" in root.params["text"] and "cause 2" in root.params["text"]
+        assert replies and all(r.params["thread_ts"] == root_ts(slack) for r in replies)
+        assert any(
+            "k8s-untolerated-taint" in json.dumps(r.params) or "RD0201" in r.params["text"] for r in replies
+        )
+        for call in posts:
+            validate_blocks(call)
+
+
+def root_ts(slack: SlackWebAPI) -> str:
+    first = slack.calls_to("chat.postMessage")[0]
+    return str(first.params.get("_ts") or slack.messages(CHANNEL)[0]["ts"])
+
+
+def test_healthy_cluster_gets_one_quiet_message(tmp_path: Path, slack: SlackWebAPI) -> None:
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        command(url, slack, "gpu-prod")
+        slack.wait_for("chat.postMessage", count=1, timeout=30)
+        time.sleep(1.0)
+        assert len(slack.calls_to("chat.postMessage")) == 1
+
+
+def test_same_cluster_twice_at_once_runs_one_diagnosis(tmp_path: Path, slack: SlackWebAPI) -> None:
+    started = threading.Event()
+    release = threading.Event()
+    runs: list[str] = []
+
+    def slow_diagnosis(cluster: Any, namespace: str) -> Diagnosis:
+        runs.append(cluster.name)
+        started.set()
+        release.wait(10)
+        return Diagnosis(cluster=cluster.name)
+
+    with running_bot(tmp_path, slack, scenarios.healthy(), diagnose=slow_diagnosis) as (url, _):
+        first = command(url, slack, "gpu-prod", user="U0ALICE001")
+        assert started.wait(10)
+        second = command(url, slack, "gpu-prod", user="U0BOB00001")
+        # Both acknowledged while the diagnosis is still running: the work is not in the ack path.
+        assert first.status == second.status == 200
+        release.set()
+        slack.wait_for("chat.postMessage", count=1, timeout=20)
+        slack.wait_for("response_url", count=1, timeout=20)
+        time.sleep(0.5)
+    assert runs == ["gpu-prod"]
+    assert len(slack.calls_to("chat.postMessage")) == 1
+    assert "already running" in json.dumps(slack.calls_to("response_url")[0].params)
+
+
+def test_rate_limited_post_is_retried(tmp_path: Path, slack: SlackWebAPI) -> None:
+    slack.fail("chat.postMessage", status=429, retry_after=1, times=1)
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        command(url, slack, "gpu-prod")
+        posts = slack.wait_for("chat.postMessage", count=2, timeout=30)
+    assert posts[0].status == 429 and posts[1].status == 200
+
+
+def test_refused_blocks_fall_back_to_plain_text(tmp_path: Path, slack: SlackWebAPI) -> None:
+    slack.fail("chat.postMessage", error="invalid_blocks", status=200, times=1)
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        command(url, slack, "gpu-prod")
+        posts = slack.wait_for("chat.postMessage", count=2, timeout=30)
+    assert "blocks" not in posts[1].params or not posts[1].params["blocks"]
+    assert "Healthy" in posts[1].params["text"] or "No scheduling problem" in posts[1].params["text"]
+
+
+def _root_blocks(slack: SlackWebAPI) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = slack.calls_to("chat.postMessage")[0].params["blocks"]
+    return blocks
+
+
+def press(url: str, action: str, value: str, user: str, blocks: list[dict[str, Any]], ts: str) -> Any:
+    body = block_actions_body(
+        action, value=value, user_id=user, channel_id=CHANNEL, message_ts=ts, message_blocks=blocks
+    )
+    return post_signed(url, body, SECRET)
+
+
+def test_buttons_rerun_and_mute_in_the_thread(tmp_path: Path, slack: SlackWebAPI) -> None:
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, bot):
+        command(url, slack, "gpu-prod")
+        slack.wait_for("chat.postMessage", count=1, timeout=30)
+        blocks, ts = _root_blocks(slack), slack.messages(CHANNEL)[0]["ts"]
+        value = json.dumps({"cluster": "gpu-prod"})
+        assert press(url, "raydiag_mute", value, "U0ENGINEER", blocks, ts).status == 200
+        assert press(url, "raydiag_rerun", value, "U0ENGINEER", blocks, ts).status == 200
+        posts = slack.wait_for("chat.postMessage", count=4, timeout=30)
+        threaded = [p for p in posts[1:] if p.params.get("thread_ts") == ts]
+        assert len(threaded) >= 3
+        said = json.dumps([p.params for p in threaded])
+        assert "muted" in said and "<@U0ENGINEER>" in said and "Re-run" in said
+        assert bot.mutes.muted("gpu-prod")
+
+
+def test_crafted_button_for_unknown_cluster_is_refused(tmp_path: Path, slack: SlackWebAPI) -> None:
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, bot):
+        value = json.dumps({"cluster": "../../etc/passwd"})
+        assert press(url, "raydiag_mute", value, "U0MALLORY1", [], "1733000000.000100").status == 200
+        refused = slack.wait_for("chat.postEphemeral", count=1, timeout=10)
+        assert "not configured" in refused[0].params["text"]
+        assert slack.calls_to("chat.postMessage") == []
+        assert not bot.mutes.muted("../../etc/passwd")
+
+
+def test_mention_in_a_thread_is_answered_in_that_thread_once(tmp_path: Path, slack: SlackWebAPI) -> None:
+    with running_bot(tmp_path, slack, scenarios.gpu_worker_without_toleration()) as (url, _):
+        event = app_mention_event(
+            text=f"<@{BOT_USER_ID}> gpu-prod is stuck again",
+            channel=CHANNEL,
+            ts="1733000100.000200",
+            thread_ts="1733000000.000100",
+        )
+        body = event_callback_body(event, event_id="Ev0MENTION1")
+        assert post_signed(url, body, SECRET).status == 200
+        # Slack's retry of the same event: acknowledged, not answered again.
+        headers = signed_headers(body, SECRET)
+        headers.update({"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
+        from tests.support.slack_api import post as raw_post
+
+        assert raw_post(url, body, headers).status == 200
+        slack.wait_for("chat.postMessage", count=2, timeout=30)
+        time.sleep(1.5)
+        posts = slack.calls_to("chat.postMessage")
+    roots = [p for p in posts if p.params.get("thread_ts") != "1733000000.000100"]
+    assert roots == []
+    summaries = [p for p in posts if "Kubernetes layer" in p.params["text"]]
+    assert len(summaries) == 1
+
+
+def test_incident_channel_paste_gets_an_explanation(tmp_path: Path, slack: SlackWebAPI) -> None:
+    paste = (
+        Path(__file__).resolve().parents[1] / "cases" / "ray-gpu-driver-error" / "fires-raylet-nvml.txt"
+    ).read_text()
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        quiet = event_callback_body(
+            message_event(text="lunch anyone?", channel=INCIDENTS, ts="1733000200.000100"),
+            event_id="Ev0CHAT0001",
+        )
+        post_signed(url, quiet, SECRET)
+        own = event_callback_body(
+            message_event(text=paste, channel=INCIDENTS, bot_id="BBOT123", user=BOT_USER_ID),
+            event_id="Ev0OWN00001",
+        )
+        post_signed(url, own, SECRET)
+        event = message_event(text=paste, channel=INCIDENTS, ts="1733000300.000100")
+        post_signed(url, event_callback_body(event, event_id="Ev0PASTE001"), SECRET)
+        posts = slack.wait_for("chat.postMessage", count=2, timeout=30)
+        time.sleep(1.0)
+        posts = slack.calls_to("chat.postMessage")
+    assert all(p.params.get("thread_ts") == "1733000300.000100" for p in posts)
+    assert "RD0404" in json.dumps([p.params for p in posts])
+
+
+def test_message_shortcut_explains_the_message(tmp_path: Path, slack: SlackWebAPI) -> None:
+    text = "WARNING resource_demand_scheduler.py -- could not find a node type to satisfy the request: [{'GPU': 16.0}]"
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        body = message_shortcut_body(
+            callback_id="raydiag_diagnose_message",
+            message_text=text,
+            channel_id=CHANNEL,
+            message_ts="1733000400.000100",
+        )
+        assert post_signed(url, body, SECRET).status == 200
+        posts = slack.wait_for("chat.postMessage", count=2, timeout=30)
+    assert all(p.params.get("thread_ts") == "1733000400.000100" for p in posts)
+    assert "cause 6" in posts[0].params["text"]
+
+
+def test_chinese_channel_gets_chinese(tmp_path: Path, slack: SlackWebAPI) -> None:
+    with running_bot(tmp_path, slack, scenarios.gpu_worker_without_toleration()) as (url, _):
+        command(url, slack, "gpu-prod", channel="C0ZHTEAM01")
+        posts = slack.wait_for("chat.postMessage", count=2, timeout=30)
+    assert "原因 2" in posts[0].params["text"]
+
+
+def test_example_config_and_bad_config(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "deploy" / "config.example.yaml"
+    assert isinstance(load_config(example), Config)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("clusters:\n  - name: ok\n  - name: Not_Valid\nprobes:\n  allowed_users: [alice]\n")
+    from bot.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"clusters\.1\.name"):
+        load_config(bad)
