@@ -176,6 +176,8 @@ class LocalCluster:
             # This Ray drains a SIGTERMed node first, for up to 30 s while an actor lives on it;
             # these nodes serve nobody, so they stop at once.
             "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",
+            # Jobs run `python` from PATH, as in a Ray image; here that must be the one with Ray.
+            "PATH": os.pathsep.join([str(RAY.parent), os.environ.get("PATH", "")]),
             **(extra_env or {}),
         }
         self.env.pop("RAY_ADDRESS", None)

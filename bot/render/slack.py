@@ -58,7 +58,7 @@ ACTION_RERUN = "raydiag_rerun"
 ACTION_MUTE = "raydiag_mute"
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
     """Slack mrkdwn control characters; everything else is shown as written."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -79,8 +79,17 @@ def _section(text: str) -> SectionBlock:
     return SectionBlock(text=MarkdownTextObject(text=text[:SECTION_LIMIT]))
 
 
-def _buttons(cluster: str | None, lang: Lang) -> ActionsBlock:
-    value = json.dumps({"cluster": cluster or ""})
+def gpu_type_of(diagnosis: Diagnosis) -> str | None:
+    """The GPU type the diagnosis is about, for the probe's constraint (``accelerator_type:A100``)."""
+    for finding in diagnosis.findings:
+        resource = finding.params.get("resource", "")
+        if resource.startswith("accelerator_type:"):
+            return resource
+    return None
+
+
+def _buttons(cluster: str | None, lang: Lang, gpu_type: str | None = None) -> ActionsBlock:
+    value = json.dumps({"cluster": cluster or "", **({"gpu_type": gpu_type} if gpu_type else {})})
     labels = {
         "en": ("Run GPU probe", "Check head endpoints", "ray status", "Re-run", "Mute 24h"),
         "zh": ("运行 GPU 探针", "检查 head 端点", "ray status", "重新诊断", "静音 24 小时"),
@@ -126,13 +135,13 @@ def _figures(diagnosis: Diagnosis, lang: Lang) -> list[str]:
 def root_message(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: Lang) -> dict[str, Any]:
     layer = diagnosis.verdict_layer
     summary = verdict_summary(diagnosis, findings, lang)
-    where = f"*{_escape(diagnosis.cluster)}*" if diagnosis.cluster else "raydiag"
-    blocks: list[Block] = [_section(f"{LAYER_EMOJI[layer]} {where} · {_escape(summary)}")]
+    where = f"*{escape(diagnosis.cluster)}*" if diagnosis.cluster else "raydiag"
+    blocks: list[Block] = [_section(f"{LAYER_EMOJI[layer]} {where} · {escape(summary)}")]
     figures = _figures(diagnosis, lang)
     if figures:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f[:300]) for f in figures]))
     if diagnosis.errors:
-        shown = "; ".join(_escape(f"{e.source}: {e.message}") for e in diagnosis.errors[:3])
+        shown = "; ".join(escape(f"{e.source}: {e.message}") for e in diagnosis.errors[:3])
         more = len(diagnosis.errors) - 3
         suffix = f" (+{more})" if more > 0 else ""
         blocks.append(
@@ -144,7 +153,7 @@ def root_message(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: L
                 ]
             )
         )
-    blocks.append(_buttons(diagnosis.cluster, lang))
+    blocks.append(_buttons(diagnosis.cluster, lang, gpu_type_of(diagnosis)))
     return _message(summary, blocks)
 
 
@@ -161,10 +170,10 @@ def finding_message(finding: LocalizedFinding, index: int, lang: Lang) -> dict[s
                 MarkdownTextObject(text=f"`{finding.code}`"),
                 MarkdownTextObject(text=say("layer." + finding.layer, lang)),
                 MarkdownTextObject(text=cause),
-                MarkdownTextObject(text=f"`{_escape(finding.subject.label())}`"[:300]),
+                MarkdownTextObject(text=f"`{escape(finding.subject.label())}`"[:300]),
             ]
         ),
-        _section(clip(_escape(finding.explanation), SECTION_LIMIT, lang)),
+        _section(clip(escape(finding.explanation), SECTION_LIMIT, lang)),
     ]
     if finding.evidence:
         lines = [f"[{e.source}] {e.text}" for e in finding.evidence[:EVIDENCE_ITEMS]]
@@ -173,9 +182,9 @@ def finding_message(finding: LocalizedFinding, index: int, lang: Lang) -> dict[s
     if finding.commands:
         title = f"*{say('heading.commands', lang)}*\n"
         blocks.append(_section(title + _code(finding.commands, SECTION_LIMIT - len(title), lang)))
-    fix = "\n".join(f"• {_escape(line)}" for line in finding.fix)
+    fix = "\n".join(f"• {escape(line)}" for line in finding.fix)
     blocks.append(_section(clip(f"*{say('heading.fix', lang)}*\n{fix}", SECTION_LIMIT, lang)))
-    verify = "\n".join(f"{n}. {_escape(line)}" for n, line in enumerate(finding.verify, 1))
+    verify = "\n".join(f"{n}. {escape(line)}" for n, line in enumerate(finding.verify, 1))
     blocks.append(_section(clip(f"*{say('heading.verify', lang)}*\n{verify}", SECTION_LIMIT, lang)))
     blocks.append(DividerBlock())
     return _message(f"{finding.code} {finding.title}", blocks)

@@ -177,7 +177,7 @@ def _tell(
         client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
 
 
-def _button_cluster(bot: Bot, body: dict[str, Any]) -> ClusterConfig | None:
+def button_cluster(bot: Bot, body: dict[str, Any]) -> ClusterConfig | None:
     """The configured cluster a button names; crafted payloads naming anything else get None."""
     try:
         value = json.loads(body["actions"][0].get("value") or "{}")
@@ -187,7 +187,7 @@ def _button_cluster(bot: Bot, body: dict[str, Any]) -> ClusterConfig | None:
     return bot.config.cluster(name) if isinstance(name, str) else None
 
 
-def _thread_of(body: dict[str, Any]) -> tuple[str, str]:
+def thread_of(body: dict[str, Any]) -> tuple[str, str]:
     container = body.get("container") or {}
     message = body.get("message") or {}
     channel = container.get("channel_id") or (body.get("channel") or {}).get("id") or ""
@@ -249,8 +249,8 @@ def build_app(
         ack()
 
     def rerun(body: dict[str, Any], client: WebClient) -> None:
-        cluster = _button_cluster(bot, body)
-        channel, thread = _thread_of(body)
+        cluster = button_cluster(bot, body)
+        channel, thread = thread_of(body)
         user = str((body.get("user") or {}).get("id") or "")
         lang = bot.lang(channel, user)
         if cluster is None:
@@ -259,7 +259,7 @@ def build_app(
         post(
             client,
             channel,
-            _note(
+            note_message(
                 say("slack.pressed", lang, user=user, action=say("slack.rerun", lang), cluster=cluster.name)
             ),
             thread,
@@ -267,8 +267,8 @@ def build_app(
         deliver_diagnosis(bot, client, cluster, cluster.namespace, channel, user, thread_ts=thread)
 
     def mute(body: dict[str, Any], client: WebClient) -> None:
-        cluster = _button_cluster(bot, body)
-        channel, thread = _thread_of(body)
+        cluster = button_cluster(bot, body)
+        channel, thread = thread_of(body)
         user = str((body.get("user") or {}).get("id") or "")
         lang = bot.lang(channel, user)
         if cluster is None:
@@ -279,7 +279,7 @@ def build_app(
         post(
             client,
             channel,
-            _note(say("slack.muted", lang, user=user, cluster=cluster.name, hours=hours)),
+            note_message(say("slack.muted", lang, user=user, cluster=cluster.name, hours=hours)),
             thread,
         )
 
@@ -321,7 +321,7 @@ def _respond(respond: Respond, text: str) -> None:
     respond(response_type="ephemeral", text=text)
 
 
-def _note(text: str) -> dict[str, Any]:
+def note_message(text: str) -> dict[str, Any]:
     return {
         "text": text,
         "blocks": [{"type": "context", "elements": [{"type": "mrkdwn", "text": text[:3000]}]}],

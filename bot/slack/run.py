@@ -80,4 +80,4 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
         assert environment.app_token is not None
-        SocketModeHandler(app, environment.app_token).start()
+        SocketModeHandler(app, environment.app_token).start()  # type: ignore[no-untyped-call]

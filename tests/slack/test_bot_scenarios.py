@@ -20,10 +20,10 @@ from slack_sdk.models.blocks import Block
 
 from bot.classify import classify
 from bot.config import Config, load_config
-from bot.snapshot.files import parse_snapshot
 from bot.diagnosis import Diagnosis
 from bot.slack.app import Bot, build_app, live_diagnosis
 from bot.slack.server import SlackHTTPServer
+from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, NS
 from tests.support.kube_api import ObjectStore, serve
