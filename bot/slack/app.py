@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,6 @@ from bot.slack.workers import Busy, SharedRuns
 
 LOG = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "raydiag_diagnose_message"
-RESULT_WAIT_S = 600.0
 
 Diagnose = Callable[[ClusterConfig, str], Diagnosis]
 
@@ -80,12 +80,10 @@ class Bot:
     def lang(self, channel: str | None, user: str | None) -> Lang:
         return self.config.language_for(channel, user)
 
-    def run(self, cluster: ClusterConfig, namespace: str) -> tuple[Diagnosis, int, bool]:
-        """The diagnosis, an id of the shared run, and whether this caller started it."""
-        future, started = self.runs.submit(
-            (cluster.name, namespace), lambda: self.diagnose(cluster, namespace)
-        )
-        return future.result(timeout=RESULT_WAIT_S), id(future), started
+    def start(self, cluster: ClusterConfig, namespace: str) -> Future[Diagnosis]:
+        """The shared run for this cluster: started now, or joined if one is running."""
+        future, _ = self.runs.submit((cluster.name, namespace), lambda: self.diagnose(cluster, namespace))
+        return future
 
     def claim_post(self, run_id: int, channel: str) -> bool:
         """True for the first caller of a shared run in a channel: that one posts, the others point to it."""
@@ -129,13 +127,41 @@ def deliver_diagnosis(
     thread_ts: str | None = None,
     notify: Callable[[str], None] | None = None,
 ) -> None:
-    """Run (or join) the diagnosis and post it; failures are said in plain words, never raised."""
+    """Start (or join) the diagnosis; it is posted when it finishes, from the diagnosis thread.
+
+    The caller returns at once: Bolt's listener threads are never held while a cluster is read,
+    so acknowledgements stay fast however many diagnoses are running.
+    """
     lang = bot.lang(channel, user)
     try:
-        diagnosis, run_id, _ = bot.run(cluster, namespace)
+        future = bot.start(cluster, namespace)
     except Busy:
         _tell(client, channel, user, say("slack.busy", lang), thread_ts, notify)
         return
+
+    def deliver(done: Future[Diagnosis]) -> None:
+        try:
+            _deliver(bot, client, done, cluster, channel, user, thread_ts, notify)
+        except Exception:  # posting failed even after retries: logged, never raised into a pool
+            LOG.exception("could not deliver the diagnosis of %s", cluster.name)
+
+    future.add_done_callback(deliver)
+
+
+def _deliver(
+    bot: Bot,
+    client: WebClient,
+    future: Future[Diagnosis],
+    cluster: ClusterConfig,
+    channel: str,
+    user: str | None,
+    thread_ts: str | None,
+    notify: Callable[[str], None] | None,
+) -> None:
+    lang = bot.lang(channel, user)
+    run_id = id(future)
+    try:
+        diagnosis = future.result()
     except Exception as error:  # one bad diagnosis must not take the listener down
         LOG.exception("diagnosis of %s failed", cluster.name)
         _tell(
@@ -206,6 +232,8 @@ def build_app(
     client = web_client(token, api_url)
     app = App(
         signing_secret=signing_secret,
+        # Acks and lazy listeners run here; lazy listeners only hand work to the diagnosis pool.
+        listener_executor=ThreadPoolExecutor(max_workers=32, thread_name_prefix="raydiag-listener"),
         client=client,
         process_before_response=False,
         token_verification_enabled=False,

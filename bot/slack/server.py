@@ -75,6 +75,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 class SlackHTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    # A burst of commands during an incident must not overflow the listen backlog (default 5).
+    request_queue_size = 256
 
     def __init__(self, app: App, host: str, port: int, ready: Callable[[], bool] = lambda: True) -> None:
         super().__init__((host, port), _Handler)

@@ -312,6 +312,7 @@ def block_problems(blocks: Any, *, max_blocks: int = MAX_MESSAGE_BLOCKS, root: s
 
 
 class _Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 256
     daemon_threads = True
     allow_reuse_address = True
 
