@@ -21,15 +21,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import yaml  # noqa: E402
+import yaml
 
-from bot.config import load_config  # noqa: E402
-from bot.slack.app import Bot, build_app, live_diagnosis  # noqa: E402
-from bot.slack.server import SlackHTTPServer  # noqa: E402
-from tests.support import scenarios  # noqa: E402
-from tests.support.cluster import CLUSTER, GPU_WORKERS, NS  # noqa: E402
-from tests.support.kube_api import ObjectStore, serve  # noqa: E402
-from tests.support.slack_api import post_signed, serve_slack, slash_command_body  # noqa: E402
+from bot.config import load_config
+from bot.slack.app import Bot, build_app, live_diagnosis
+from bot.slack.server import SlackHTTPServer
+from tests.support import scenarios
+from tests.support.cluster import CLUSTER, GPU_WORKERS, NS
+from tests.support.kube_api import ObjectStore, serve
+from tests.support.slack_api import post_signed, serve_slack, slash_command_body
 
 SECRET = "load-secret"
 
@@ -42,7 +42,7 @@ def compound() -> scenarios.Bundle:
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def main() -> int:

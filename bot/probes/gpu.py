@@ -296,36 +296,28 @@ def run_gpu_probe(
     except Exception as error:
         return result("rejected", submission_id=submission_id, error=_reason(error))
 
-    deadline = time.monotonic() + timeout_s
-    status = "PENDING"
-    timed_out = False
-    while True:
-        try:
-            status = _status(client, submission_id)
-        except OSError as error:
-            _stop_quietly(client, submission_id)
-            return result(
-                "unreachable",
-                submission_id=submission_id,
-                job_status=status,
-                error="lost the dashboard while waiting: " + _reason(error),
-                notes=(f"if it comes back, check `ray job status {submission_id}`",),
-            )
-        except Exception as error:
-            return result("failed", submission_id=submission_id, error=_reason(error))
-        if status in TERMINAL:
-            break
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            break
-        time.sleep(max(0.05, min(poll_s, left)))
+    try:
+        status, timed_out = _wait(client, submission_id, timeout_s, poll_s)
+    except _Lost as lost:
+        _stop_quietly(client, submission_id)
+        return result(
+            "unreachable",
+            submission_id=submission_id,
+            job_status=lost.status,
+            error="lost the dashboard while waiting: " + lost.reason,
+            notes=(f"if it comes back, check `ray job status {submission_id}` and stop it",),
+        )
+    except BaseException as error:  # interrupted or cancelled: the job must not outlive the probe
+        _stop_quietly(client, submission_id)
+        if not isinstance(error, Exception):
+            raise
+        return result("failed", submission_id=submission_id, error=_reason(error))
 
     notes: list[str] = []
     stopped = False
     if timed_out:
-        status, stopped = _stop_and_wait(client, submission_id, stop_wait_s, poll_s)
-        if not stopped:
+        status, stopped = _stop_and_wait(client, submission_id, status, stop_wait_s, poll_s)
+        if status not in TERMINAL:
             notes.append(
                 f"asked Ray to stop the job, but it was still {status} after {stop_wait_s:g}s; "
                 f"check `ray job status {submission_id}`"
@@ -350,8 +342,8 @@ def run_gpu_probe(
     if timed_out:
         if not facts["driver_started"]:
             notes.append(
-                "the job's driver had not connected to the cluster yet when time ran out "
-                f"(job status {status} at the limit); the job itself may be what is stuck"
+                "the job's driver had not connected to the cluster when time ran out: the job itself "
+                "may be what is stuck (its runtime environment, or a busy head), not the GPU task"
             )
         elif resource is not None and facts["resource_total"] == 0:
             notes.append(f"no Ray node registers {resource}")
@@ -384,9 +376,36 @@ def _placement(found: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _stop_and_wait(client: Any, submission_id: str, wait_s: float, poll_s: float) -> tuple[str, bool]:
+class _Lost(Exception):
+    """The dashboard stopped answering while the job ran."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def _wait(client: Any, submission_id: str, timeout_s: float, poll_s: float) -> tuple[str, bool]:
+    """Poll until the job ends or ``timeout_s`` passes; (last status, whether time ran out)."""
+    deadline = time.monotonic() + timeout_s
+    status = "PENDING"
+    while True:
+        try:
+            status = _status(client, submission_id)
+        except OSError as error:
+            raise _Lost(status, _reason(error)) from error
+        if status in TERMINAL:
+            return status, False
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return status, True
+        time.sleep(max(0.05, min(poll_s, left)))
+
+
+def _stop_and_wait(
+    client: Any, submission_id: str, status: str, wait_s: float, poll_s: float
+) -> tuple[str, bool]:
     """Stop the job and poll until Ray says it ended; (last status, whether it ended by the stop)."""
-    status = "RUNNING"
     _stop_quietly(client, submission_id)
     deadline = time.monotonic() + wait_s
     while True:

@@ -132,6 +132,52 @@ def test_dead_dashboard_is_unreachable_quickly() -> None:
     assert status.outcome == "unreachable" and status.text is None
 
 
+class FakeJobs:
+    """Stands in for the Job Submission client: answers ``statuses`` in turn, records stops."""
+
+    def __init__(self, *statuses: str | BaseException) -> None:
+        self.statuses = list(statuses)
+        self.stopped: list[str] = []
+
+    def submit_job(self, **_: object) -> str:
+        return "ignored"
+
+    def get_job_status(self, submission_id: str) -> str:
+        answer = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def stop_job(self, submission_id: str) -> bool:
+        self.stopped.append(submission_id)
+        return True
+
+    def get_job_logs(self, submission_id: str) -> str:
+        return ""
+
+
+def test_lost_dashboard_and_interruption_still_stop_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.probes import gpu
+
+    lost = FakeJobs("PENDING", "RUNNING", ConnectionError("connection reset"))
+    monkeypatch.setattr(gpu, "_client", lambda *_: lost)
+    result = run_gpu_probe("http://ray:8265", timeout_s=10, poll_s=0.01)
+    assert result.outcome == "unreachable" and result.job_status == "RUNNING"
+    assert lost.stopped == [result.submission_id]
+
+    interrupted = FakeJobs("RUNNING", KeyboardInterrupt())
+    monkeypatch.setattr(gpu, "_client", lambda *_: interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_gpu_probe("http://ray:8265", timeout_s=10, poll_s=0.01)
+    assert len(interrupted.stopped) == 1 and interrupted.stopped[0].startswith(SUBMISSION_PREFIX)
+
+    stubborn = FakeJobs("RUNNING")  # never ends, even when asked to stop
+    monkeypatch.setattr(gpu, "_client", lambda *_: stubborn)
+    result = run_gpu_probe("http://ray:8265", timeout_s=0.1, poll_s=0.01, stop_wait_s=0.2)
+    assert result.outcome == "pending_timeout" and not result.stopped_after_timeout
+    assert any("still RUNNING" in note for note in result.notes) and stubborn.stopped
+
+
 def test_something_that_is_not_a_ray_dashboard_rejects_the_probe() -> None:
     with serve(ObjectStore.from_bundle(scenarios.healthy())) as api:
         probe = run_gpu_probe(api.url, timeout_s=10)
