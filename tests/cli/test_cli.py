@@ -164,3 +164,32 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["findings"][0]["rule"] == "k8s-untolerated-taint"
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "message"),
+    [
+        ({}, ["serve"], "SLACK_BOT_TOKEN is not set"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, ["serve", "--http"], "SLACK_SIGNING_SECRET is not set"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"}, ["serve"], "SLACK_APP_TOKEN"),
+        (
+            {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "RAYDIAG_CONFIG": "/nonexistent.yaml"},
+            ["serve", "--http"],
+            "cannot read config /nonexistent.yaml",
+        ),
+    ],
+)
+def test_serve_refuses_to_start_without_what_it_needs(
+    env: dict[str, str],
+    args: list[str],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for key in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "RAYDIAG_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
