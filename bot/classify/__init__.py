@@ -10,6 +10,8 @@ reported as an error next to the findings.
 
 from __future__ import annotations
 
+import gc
+
 from bot.catalogue import STAGE_ORDER, Catalogue, Rule, default_catalogue
 from bot.classify import detectors as _detectors  # noqa: F401  (registers the detectors)
 from bot.classify.context import RAY_CLUSTER_LABEL, Context
@@ -67,6 +69,18 @@ def _whereabouts(context: Context) -> tuple[str | None, str | None]:
 
 
 def classify(snapshot: Snapshot, catalogue: Catalogue | None = None) -> Diagnosis:
+    # A large snapshot is millions of objects; a cyclic-GC pass over them all costs more than the
+    # whole classification, and classification creates no reference cycles worth collecting.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _classify(snapshot, catalogue)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _classify(snapshot: Snapshot, catalogue: Catalogue | None) -> Diagnosis:
     catalogue = catalogue or default_catalogue()
     context = Context(snapshot)
     found: list[tuple[tuple[int, int, int, int], Finding]] = []

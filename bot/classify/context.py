@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
@@ -22,6 +22,15 @@ T = TypeVar("T")
 RAY_CLUSTER_LABEL = "ray.io/cluster"
 RAY_NODE_TYPE_LABEL = "ray.io/node-type"
 RAY_GROUP_LABEL = "ray.io/group"
+
+
+@dataclass
+class _PodIndexes:
+    live: list[Pod] = field(default_factory=list)
+    ray: list[Pod] = field(default_factory=list)
+    requested: dict[str, dict[str, float]] = field(default_factory=dict)
+    unscheduled: list[Pod] = field(default_factory=list)
+    troubled: list[Pod] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -60,25 +69,67 @@ class Context:
         return {node.name: node for node in self.kube.nodes}
 
     @cached_property
+    def _pod_indexes(self) -> _PodIndexes:
+        """Every per-Pod index, built in one pass: a large cluster has hundreds of thousands of Pods."""
+        indexes = _PodIndexes()
+        live, requested = indexes.live, indexes.requested
+        unscheduled, troubled, ray = indexes.unscheduled, indexes.troubled, indexes.ray
+        for pod in self.kube.pods:
+            phase = pod.phase
+            if phase == "Succeeded" or phase == "Failed":  # noqa: PLR1714 (faster than a tuple test here)
+                continue
+            live.append(pod)
+            node = pod.node_name
+            if node:
+                used = requested.get(node)
+                if used is None:
+                    used = requested[node] = {"pods": 0.0}
+                for resource, amount in pod.requests.items():
+                    used[resource] = used.get(resource, 0.0) + amount
+                used["pods"] += 1
+            elif phase == "Pending" and not pod.deleting:
+                unscheduled.append(pod)
+            for status in pod.container_statuses:
+                if status.restart_count or (not status.ready and not (status.init and status.exit_code == 0)):
+                    troubled.append(pod)
+                    break
+            labels = pod.labels
+            if RAY_NODE_TYPE_LABEL in labels or RAY_CLUSTER_LABEL in labels:
+                ray.append(pod)
+        return indexes
+
+    @property
     def live_pods(self) -> list[Pod]:
-        return [pod for pod in self.kube.pods if not pod.terminated]
+        return self._pod_indexes.live
 
     @cached_property
+    def pods_by_namespace(self) -> dict[str, list[Pod]]:
+        index: dict[str, list[Pod]] = {}
+        for pod in self.live_pods:
+            index.setdefault(pod.namespace, []).append(pod)
+        return index
+
+    @cached_property
+    def pods_by_node(self) -> dict[str, list[Pod]]:
+        index: dict[str, list[Pod]] = {}
+        for pod in self.live_pods:
+            if pod.node_name:
+                index.setdefault(pod.node_name, []).append(pod)
+        return index
+
+    @property
     def requested_by_node(self) -> dict[str, dict[str, float]]:
         """Sum of requests of non-terminated Pods bound to each node, plus a ``pods`` count."""
-        totals: dict[str, dict[str, float]] = defaultdict(dict)
-        for pod in self.live_pods:
-            if not pod.node_name:
-                continue
-            used = totals[pod.node_name]
-            for resource, amount in pod.requests.items():
-                used[resource] = used.get(resource, 0.0) + amount
-            used["pods"] = used.get("pods", 0.0) + 1
-        return dict(totals)
+        return self._pod_indexes.requested
 
-    @cached_property
+    @property
     def unscheduled_pods(self) -> list[Pod]:
-        return [pod for pod in self.live_pods if pod.unscheduled and not pod.deleting]
+        return self._pod_indexes.unscheduled
+
+    @property
+    def troubled_pods(self) -> list[Pod]:
+        """Pods with a container that is not ready or has restarted: where failures can be."""
+        return self._pod_indexes.troubled
 
     @cached_property
     def events_by_object(self) -> dict[tuple[str | None, str], list[Event]]:
@@ -100,9 +151,9 @@ class Context:
             return None
         return max(matching, key=lambda e: (e.last_seen is not None, e.last_seen or 0, e.count))
 
-    @cached_property
+    @property
     def ray_pods(self) -> list[Pod]:
-        return [p for p in self.live_pods if RAY_NODE_TYPE_LABEL in p.labels or RAY_CLUSTER_LABEL in p.labels]
+        return self._pod_indexes.ray
 
     @cached_property
     def head_pods(self) -> list[Pod]:

@@ -54,6 +54,11 @@ GPU_NODE_LABELS = (
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
+# Labels every node carries with its own value; they never group nodes.
+PER_NODE_LABELS = frozenset(
+    {"kubernetes.io/hostname", "node.kubernetes.io/instance-id", "topology.gke.io/node"}
+)
+
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_NODE_NAME = "node(s) didn't match the requested node name"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -120,6 +125,13 @@ def selects_pod(term: PodAffinityTerm, pod: Pod, namespace: str) -> bool:
     if any(pod.labels.get(k) != v for k, v in term.match_labels.items()):
         return False
     return all(_requirement_matches(r, pod.labels) for r in term.match_expressions)
+
+
+def _selects_per_node_label(pod: Pod) -> bool:
+    keys = set(pod.node_selector) | {
+        r.key for term in pod.required_node_terms for r in (*term.match_expressions, *term.match_fields)
+    }
+    return bool(keys & PER_NODE_LABELS) or any(term.match_fields for term in pod.required_node_terms)
 
 
 def _term_matches(term: NodeSelectorTerm, node: Node) -> bool:
@@ -287,24 +299,24 @@ class FitExplainer:
         self,
         nodes: Sequence[Node],
         requested_by_node: Mapping[str, Mapping[str, float]],
-        pods: Sequence[Pod] = (),
+        pods_by_node: Mapping[str, Sequence[Pod]] | None = None,
     ) -> None:
         self.nodes = list(nodes)
         self.requested = requested_by_node
-        self._pods_by_node: dict[str, list[Pod]] = {}
-        for pod in pods:
-            if pod.node_name and not pod.terminated:
-                self._pods_by_node.setdefault(pod.node_name, []).append(pod)
+        self._pods_by_node: Mapping[str, Sequence[Pod]] = pods_by_node or {}
         # Nodes that share labels, taints and cordon state pass or fail static filters together.
+        # Labels unique to each node (its hostname) are left out of the key, or no two nodes
+        # would ever share a class; a Pod that selects on one of them is judged node by node.
         self._classes: dict[tuple[object, ...], list[Node]] = {}
         for node in self.nodes:
             key = (
                 node.unschedulable,
-                tuple(sorted(node.labels.items())),
+                tuple(sorted((k, v) for k, v in node.labels.items() if k not in PER_NODE_LABELS)),
                 tuple((t.key, t.value, t.effect) for t in node.taints),
             )
             self._classes.setdefault(key, []).append(node)
         self._free: dict[str, dict[str, float]] = {}
+        self._domains: dict[str, dict[str, list[Pod]]] = {}
 
     def free(self, node: Node) -> dict[str, float]:
         cached = self._free.get(node.name)
@@ -352,16 +364,15 @@ class FitExplainer:
             explanation.prefilter_reason = REASON_UNBOUND_PVC
             explanation.reasons[REASON_UNBOUND_PVC] = len(self.nodes)
             return explanation
+        per_node = _selects_per_node_label(pod)
         for nodes in self._classes.values():
-            static = self.static_reason(pod, nodes[0])
+            static = None if per_node else self.static_reason(pod, nodes[0])
             for node in nodes:
+                if per_node:
+                    static = self.static_reason(pod, node)
                 if static is not None:
                     explanation.reasons[static] += 1
                     explanation.blocked_by[node.name] = static
-                    # Still measured, to tell a constraint problem from a capacity one.
-                    lacking = self.resource_shortfalls(pod, node)
-                    if lacking:
-                        explanation.shortfalls[node.name] = lacking
                     continue
                 explanation.eligible_nodes.append(node.name)
                 lacking = self.resource_shortfalls(pod, node)
@@ -383,16 +394,30 @@ class FitExplainer:
                 explanation.fitting_nodes.append(node.name)
         return explanation
 
-    def _domain_pods(self, node: Node, topology_key: str) -> list[Pod]:
+    def _domain_pods(self, node: Node, topology_key: str) -> Sequence[Pod]:
         value = node.labels.get(topology_key)
         if value is None:
             return []
-        return [
-            p
-            for other in self.nodes
-            if other.labels.get(topology_key) == value
-            for p in self._pods_by_node.get(other.name, [])
-        ]
+        domains: dict[str, list[Pod]] | None = self._domains.get(topology_key)
+        if domains is None:
+            domains = {}
+            for other in self.nodes:
+                label = other.labels.get(topology_key)
+                if label is not None:
+                    domains.setdefault(label, []).extend(self._pods_by_node.get(other.name, []))
+            self._domains[topology_key] = domains
+        return domains.get(value, [])
+
+    def shortfalls_on(
+        self, pod: Pod, names: Iterable[str], nodes_by_name: Mapping[str, Node]
+    ) -> dict[str, list[Shortfall]]:
+        """What ``pod`` lacks on each named node (for nodes a constraint already ruled out)."""
+        found = {}
+        for name in names:
+            lacking = self.resource_shortfalls(pod, nodes_by_name[name])
+            if lacking:
+                found[name] = lacking
+        return found
 
     def affinity_reason(self, pod: Pod, node: Node) -> str | None:
         """InterPodAffinity for required terms (the incoming Pod's own terms)."""

@@ -139,7 +139,7 @@ class KubernetesReader:
     made: list[ApiCall] = field(default_factory=list)
     bytes_read: int = 0
 
-    def _send(self, call: ApiCall) -> tuple[int, bytes, Mapping[str, str]]:
+    def _send(self, call: ApiCall, timeout: float) -> tuple[int, bytes, Mapping[str, str]]:
         query = [(k, v) for k, v in call.query]
         method, url, headers, body, post = self.api_client.param_serialize(
             method="GET",
@@ -148,7 +148,6 @@ class KubernetesReader:
             header_params={"Accept": "application/json" if not call.subresource else "text/plain"},
             auth_settings=["BearerToken"],
         )
-        timeout = min(self.call_timeout, max(0.05, self.deadline.remaining()))
         response = self.api_client.call_api(
             method, url, headers, body, post, _request_timeout=(timeout, timeout)
         )
@@ -163,10 +162,12 @@ class KubernetesReader:
             )
         self.made.append(call)
         for attempt in range(2):
+            # The last calls before the deadline get only the time that is left.
+            timeout = min(self.call_timeout, max(0.05, self.deadline.remaining()))
             try:
-                status, body, headers = self._send(call)
+                status, body, headers = self._send(call, timeout)
             except Exception as error:  # urllib3 timeouts, refused connections, TLS and DNS errors
-                raise ApiFailure(call, 0, _network_message(error, self.call_timeout)) from error
+                raise ApiFailure(call, 0, _network_message(error, timeout)) from error
             self.bytes_read += len(body)
             if status == 429 and attempt == 0:
                 wait = _retry_after(headers)
@@ -263,12 +264,13 @@ class KubernetesFindings:
     raw: dict[str, list[Any]] = field(default_factory=dict)
     logs: list[dict[str, Any]] = field(default_factory=list)
     raycluster: Mapping[str, Any] | None = None
+    _seen: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
 
     def add(self, key: str, items: Iterable[Any] | None) -> None:
         if items is None:
             return
         known = self.raw.setdefault(key, [])
-        seen = {_identity(item) for item in known}
+        seen = self._seen.setdefault(key, set())
         for item in items:
             identity = _identity(item)
             if identity not in seen:
@@ -384,7 +386,7 @@ def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: s
     _claims(reader, found)
     _device_plugins(reader, found)
     _kueue(reader, found, namespace)
-    _bound_pods(reader, found)
+    _bound_pods(reader, found, cluster_name)
     return found
 
 
@@ -462,7 +464,7 @@ def _kueue(reader: KubernetesReader, found: KubernetesFindings, namespace: str) 
     found.add("workloads", workloads)
 
 
-def _bound_pods(reader: KubernetesReader, found: KubernetesFindings) -> None:
+def _bound_pods(reader: KubernetesReader, found: KubernetesFindings, cluster_name: str) -> None:
     """Pods bound to the nodes that could host a pending Pod, to compute free capacity there.
 
     Only candidate nodes are read (one ``spec.nodeName=`` query each), so the cost follows the
@@ -474,7 +476,9 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesFindings) -> None:
 
     nodes = [n for raw in found.raw.get("nodes", []) if (n := node_from_json(raw)) is not None]
     pods = [p for raw in found.raw.get("pods", []) if (p := pod_from_json(raw)) is not None]
-    pending = [p for p in pods if p.unscheduled]
+    # Only this RayCluster's Pending Pods choose the nodes to read: another team's Pending Pods
+    # must not pull in the whole cluster.
+    pending = [p for p in pods if p.unscheduled and p.labels.get("ray.io/cluster") == cluster_name]
     if not pending or not nodes:
         return
     explainer = FitExplainer(nodes, {})

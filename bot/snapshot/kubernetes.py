@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, field_validator
 
+from bot.snapshot.base import SnapshotModel
 from bot.snapshot.redact import Redacted, RedactedLines
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+class _Model(SnapshotModel):
+    pass
 
 
 class Taint(_Model):
@@ -135,12 +136,25 @@ class Pod(_Model):
     pvc_names: list[str] = Field(default_factory=list)
     pod_affinity_terms: list[PodAffinityTerm] = Field(default_factory=list)
     has_topology_spread: bool = False
+    # Only the conditions the classifier reads are kept (see _KEPT_POD_CONDITIONS).
     conditions: list[Condition] = Field(default_factory=list)
     container_statuses: list[ContainerStatus] = Field(default_factory=list)
     status_reason: str | None = None
     status_message: Redacted | None = None
     # Set by the pasted-text parser when only a `kubectl get pods` row was seen: the STATUS column.
     display_status: str | None = None
+
+    @field_validator("conditions")
+    @classmethod
+    def _kept_conditions(cls, conditions: list[Condition]) -> list[Condition]:
+        return [c for c in conditions if c.type in _KEPT_POD_CONDITIONS]
+
+    @field_validator("tolerations")
+    @classmethod
+    def _shared_tolerations(cls, tolerations: list[Toleration]) -> list[Toleration]:
+        # Most Pods carry the same admission-added tolerations; one shared list serves them all.
+        key = tuple((t.key, t.operator, t.value, t.effect) for t in tolerations)
+        return _TOLERATIONS.setdefault(key, tolerations) if len(_TOLERATIONS) < 10_000 else tolerations
 
     @property
     def key(self) -> tuple[str, str]:
@@ -163,6 +177,10 @@ class Pod(_Model):
 
     def gpu_limit(self, resource: str = GPU_RESOURCE) -> float:
         return sum(c.limits.get(resource, c.requests.get(resource, 0.0)) for c in self.containers)
+
+
+_KEPT_POD_CONDITIONS = frozenset({"PodScheduled", "Ready"})
+_TOLERATIONS: dict[tuple[tuple[str | None, ...], ...], list[Toleration]] = {}
 
 
 class Event(_Model):

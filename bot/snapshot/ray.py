@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from bot.snapshot.base import SnapshotModel
 from bot.snapshot.redact import Redacted, RedactedLines
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+class _Model(SnapshotModel):
+    pass
 
 
 class RayNode(_Model):

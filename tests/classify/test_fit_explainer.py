@@ -32,7 +32,7 @@ SCHEDULED = [
 def test_replay_agrees_with_every_failed_scheduling_event(case) -> None:  # type: ignore[no-untyped-def]
     snapshot = parse_snapshot(case.build().to_json())
     context = Context(snapshot)
-    explainer = FitExplainer(context.kube.nodes, context.requested_by_node, context.live_pods)
+    explainer = FitExplainer(context.kube.nodes, context.requested_by_node, context.pods_by_node)
     checked = 0
     for event in context.kube.events:
         if event.reason != "FailedScheduling" or event.source != "default-scheduler":

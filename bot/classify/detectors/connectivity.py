@@ -161,10 +161,11 @@ def head_service(ctx: Context, rule: Rule) -> Iterable[Hit]:
         is_head = service.selector.get("ray.io/node-type") == "head" or service.name.endswith("-head-svc")
         if not is_head:
             continue
+        # A head Service selects on ray.io labels, so only Ray Pods can match it.
+        ray_selector = any(k.startswith("ray.io/") for k in service.selector)
+        candidates = ctx.ray_pods if ray_selector else ctx.pods_by_namespace.get(service.namespace, [])
         selected = [
-            p
-            for p in ctx.live_pods
-            if p.namespace == service.namespace and _selects(service.selector, p.labels)
+            p for p in candidates if p.namespace == service.namespace and _selects(service.selector, p.labels)
         ]
         endpoint = endpoints.get((service.namespace, service.name))
         ready = [a for a in endpoint.addresses if a.ready] if endpoint else []

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
-from bot.classify.detectors.scheduling import is_gpu_node
+from bot.classify.detectors.scheduling import gpu_node_names
 from bot.classify.fit import GPU_NODE_LABELS, GPU_RESOURCE, LEGACY_GPU_RESOURCE
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
@@ -51,11 +51,12 @@ def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
 def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
     wanted = GpuNodeParams.model_validate(rule.params).verdict
     plugins = _plugin_pods_by_node(ctx)
+    gpu_nodes = gpu_node_names(ctx)
     plugins_collected = bool(ctx.kube.device_plugin_pods)
     for node in ctx.kube.nodes:
         legacy = node.allocatable.get(LEGACY_GPU_RESOURCE, node.capacity.get(LEGACY_GPU_RESOURCE, 0.0))
         gpus = node.allocatable.get(GPU_RESOURCE, 0.0)
-        if not (is_gpu_node(node) or legacy > 0):
+        if not (node.name in gpu_nodes or legacy > 0):
             continue
         label, value = _gpu_label(node)
         on_node = plugins.get(node.name, [])
@@ -110,6 +111,8 @@ _RESTARTS_WORTH_A_LOOK = 3
 
 
 def _failure_kind(status: ContainerStatus, pod: Pod) -> str | None:
+    if status.ready and status.restart_count == 0:
+        return None  # the common case, decided without string work
     reason = (status.reason or "").split(":")[-1]
     if reason in _IMAGE_PULL:
         return "image-pull"
@@ -128,6 +131,16 @@ def _image_of(pod: Pod, container: str) -> str:
     return (spec.image if spec else None) or (status.image if status else None) or ""
 
 
+def _failing_pods(ctx: Context) -> list[tuple[Pod, list[tuple[ContainerStatus, str]]]]:
+    """One pass over the Pods for the three failure rules."""
+    found = []
+    for pod in ctx.troubled_pods:
+        failing = [(s, kind) for s in pod.container_statuses if (kind := _failure_kind(s, pod))]
+        if failing:
+            found.append((pod, failing))
+    return found
+
+
 @detector(
     "pod_failures",
     ("pod", "container", "reason", "message", "image", "restarts", "exit_code", "group", "raycluster"),
@@ -135,8 +148,7 @@ def _image_of(pod: Pod, container: str) -> str:
 )
 def pod_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
     wanted = FailureParams.model_validate(rule.params).reason
-    for pod in ctx.live_pods:
-        failing = [(s, kind) for s in pod.container_statuses if (kind := _failure_kind(s, pod))]
+    for pod, failing in ctx.memo("pod_failures", lambda: _failing_pods(ctx)):
         matching = [s for s, kind in failing if kind == wanted]
         if not matching:
             continue

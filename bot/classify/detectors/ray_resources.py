@@ -183,30 +183,45 @@ def _node_line(node: RayNode) -> Evidence:
     )
 
 
-def _holders(ctx: Context, nodes: list[RayNode], keys: set[str]) -> list[str]:
+def _holders(ctx: Context, nodes: list[RayNode], keys: set[str], limit: int = 6) -> list[str]:
+    """ALIVE actors and CREATED placement groups that hold the scarce resources of a demand."""
     ray = ctx.ray
     if ray is None:
         return []
+    by_resource = ctx.memo("actors_by_resource", lambda: _alive_actors_by_resource(ctx))
+    ip_by_id = ctx.memo("ray_ip_by_id", lambda: {n.node_id: n.node_ip for n in ctx.ray_nodes})
     node_ids = {n.node_id for n in nodes if n.node_id}
-    ip_by_id = {n.node_id: n.node_ip for n in ctx.ray_nodes}
-    holders = []
+    holders: list[str] = []
     scarce = {k for k in keys if k not in ("CPU", "memory")} or keys
-    for actor in ray.actors:
-        if actor.state != "ALIVE" or not scarce & set(actor.required_resources):
-            continue
-        if node_ids and actor.node_id and actor.node_id not in node_ids:
-            continue
-        holders.append(_describe_actor(actor, ip_by_id.get(actor.node_id)))
+    seen: set[int] = set()
+    for key in sorted(scarce):
+        for actor in by_resource.get(key, []):
+            if id(actor) in seen or (node_ids and actor.node_id and actor.node_id not in node_ids):
+                continue
+            seen.add(id(actor))
+            holders.append(_describe_actor(actor, ip_by_id.get(actor.node_id)))
+            if len(holders) >= limit:
+                return holders
     for group in ray.placement_groups:
         if group.state != "CREATED":
             continue
-        held = {k for b in group.bundles for k in b} & scarce
-        if held:
+        if {k for b in group.bundles for k in b} & scarce:
             bundles = " + ".join(format_shape(b) for b in group.bundles)
             holders.append(
                 f"placement group {group.name or group.placement_group_id} {bundles} ({group.strategy})"
             )
+            if len(holders) >= limit:
+                break
     return holders
+
+
+def _alive_actors_by_resource(ctx: Context) -> dict[str, list[RayActor]]:
+    index: dict[str, list[RayActor]] = {}
+    for actor in ctx.ray.actors if ctx.ray else []:
+        if actor.state == "ALIVE":
+            for key in actor.required_resources:
+                index.setdefault(key, []).append(actor)
+    return index
 
 
 def _describe_actor(actor: RayActor, node_ip: str | None) -> str:
@@ -248,9 +263,25 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
     for template in templates:
         registered |= set(template.resources)
     gpu_types = sorted(k for k in registered if is_gpu_type_resource(k))
+    # Ray nodes of one type share their totals: each demand is compared once per distinct total.
+    by_total: dict[tuple[tuple[str, float], ...], list[RayNode]] = {}
+    for node in nodes:
+        total = tuple(sorted((k, v) for k, v in node.resources_total.items() if not k.startswith("node:")))
+        by_total.setdefault(total, []).append(node)
+    shapes = [(dict(total), group) for total, group in by_total.items()]
     results: list[DemandVerdict] = []
     seen: set[str] = set()
+    seen_shapes: set[tuple[object, ...]] = set()
     for demand in ray.demands:
+        shape_key = (
+            demand.kind,
+            demand.strategy,
+            tuple(sorted(demand.shape.items())),
+            tuple(tuple(sorted(b.items())) for b in demand.bundles),
+        )
+        if shape_key in seen_shapes:
+            continue  # one verdict per shape, however many pending groups share it
+        seen_shapes.add(shape_key)
         label = demand_label(demand)
         if label in seen:
             continue
@@ -271,7 +302,10 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             params.update(resource=missing_type[0], needed=f"{need[missing_type[0]]:g}")
             results.append(DemandVerdict(demand, "gpu-type-missing", params, evidence))
             continue
-        holding = [n for n in nodes if fits(n.resources_total, need)]
+        if any(k.startswith("node:") for k in need):  # pinned to a node: judged node by node
+            holding = [n for n in nodes if fits(n.resources_total, need)]
+        else:
+            holding = [n for shape, group in shapes if fits(shape, need) for n in group]
         verdict: DemandVerdictKind | None
         if holding:
             known = [n for n in holding if n.resources_available is not None]

@@ -87,6 +87,10 @@ class PodFit:
     evidence: list[Evidence] = field(default_factory=list)
 
 
+def gpu_node_names(ctx: Context) -> frozenset[str]:
+    return ctx.memo("gpu_node_names", lambda: frozenset(n.name for n in ctx.kube.nodes if is_gpu_node(n)))
+
+
 def is_gpu_node(node: Node) -> bool:
     if any(key in node.labels for key in GPU_NODE_LABELS if node.labels.get(key) not in ("false", "0")):
         return True
@@ -121,13 +125,8 @@ def _describe_closest(closest: list[tuple[str, list[Shortfall]]]) -> str:
 
 
 def _unbound_pvcs(ctx: Context, pod: Pod) -> list[str]:
-    known = {(p.namespace, p.name): p for p in ctx.kube.pvcs}
-    unbound = []
-    for name in pod.pvc_names:
-        claim = known.get((pod.namespace, name))
-        if claim is not None and claim.phase != "Bound":
-            unbound.append(name)
-    return unbound
+    phases = ctx.memo("pvc_phases", lambda: {(c.namespace, c.name): c.phase for c in ctx.kube.pvcs})
+    return [name for name in pod.pvc_names if phases.get((pod.namespace, name), "Bound") != "Bound"]
 
 
 def _event_evidence(event: Event | None) -> list[Evidence]:
@@ -161,7 +160,12 @@ def _gpu_label_gap(pod: Pod, nodes: list[Node]) -> tuple[str, str, list[str]] | 
 
 
 def _gpu_params(ctx: Context, resource: str) -> dict[str, str]:
-    silent = [n for n in ctx.kube.nodes if is_gpu_node(n) and n.allocatable.get(resource, 0.0) <= 0]
+    return dict(ctx.memo(f"gpu_params:{resource}", lambda: _silent_gpu_nodes(ctx, resource)))
+
+
+def _silent_gpu_nodes(ctx: Context, resource: str) -> dict[str, str]:
+    gpu_nodes = gpu_node_names(ctx)
+    silent = [n for n in ctx.kube.nodes if n.name in gpu_nodes and n.allocatable.get(resource, 0.0) <= 0]
     if not silent:
         return {}
     label, value = _gpu_label(silent[0])
@@ -173,7 +177,19 @@ def _gpu_params(ctx: Context, resource: str) -> dict[str, str]:
     }
 
 
-def _structural(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Verdict, dict[str, str]] | None:
+def _largest(ctx: Context, resource: str) -> Node | None:
+    """The node with the most allocatable ``resource``, computed once per resource."""
+    return ctx.memo(
+        f"largest:{resource}",
+        lambda: (
+            max(ctx.kube.nodes, key=lambda n: n.allocatable.get(resource, 0.0)) if ctx.kube.nodes else None
+        ),
+    )
+
+
+def _structural(
+    ctx: Context, explainer: FitExplainer, explanation: FitExplanation, pod: Pod
+) -> tuple[Verdict, dict[str, str]] | None:
     nodes = ctx.kube.nodes
     missing = _missing_resource(pod, nodes)
     if missing is not None:
@@ -194,8 +210,7 @@ def _structural(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Ve
         silent = [
             ctx.nodes_by_name[n]
             for n in explanation.eligible_nodes
-            if is_gpu_node(ctx.nodes_by_name[n])
-            and ctx.nodes_by_name[n].allocatable.get(GPU_RESOURCE, 0.0) <= 0
+            if n in gpu_node_names(ctx) and ctx.nodes_by_name[n].allocatable.get(GPU_RESOURCE, 0.0) <= 0
         ]
         if pod.requests.get(GPU_RESOURCE, 0.0) > 0 and silent:
             # A GPU node the Pod may use advertises no GPU: the device plugin, not capacity.
@@ -210,7 +225,7 @@ def _structural(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Ve
         if affinity_blocked:
             return "topology", {"node": ", ".join(affinity_blocked[:5])}
         return _capacity_verdict(ctx, explanation, pod)
-    return _constraint_verdict(ctx, explanation, pod)
+    return _constraint_verdict(ctx, explainer, explanation, pod)
 
 
 def _capacity_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tuple[Verdict, dict[str, str]]:
@@ -261,19 +276,21 @@ def _capacity_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tu
 
 
 def _constraint_verdict(
-    ctx: Context, explanation: FitExplanation, pod: Pod
+    ctx: Context, explainer: FitExplainer, explanation: FitExplanation, pod: Pod
 ) -> tuple[Verdict, dict[str, str]]:
     """Every node is excluded by a constraint: which one is the Pod really up against?"""
-    selected = [
+    selected = {
         n.name for n in ctx.kube.nodes if matches_node_affinity(pod.node_selector, pod.required_node_terms, n)
-    ]
+    }
     if not selected:
         # No node carries the labels the Pod asks for; taints elsewhere are beside the point.
         return "selector", {}
     blocked = {n: r for n, r in explanation.blocked_by.items() if n in selected}
     by_design = {n for n, reason in blocked.items() if any(t in reason for t in CONTROL_PLANE_TAINTS)}
     considered = [n for n in blocked if n not in by_design] or list(blocked)
-    roomy = [n for n in considered if n not in explanation.shortfalls] or considered
+    short = explainer.shortfalls_on(pod, considered, ctx.nodes_by_name)
+    explanation.shortfalls.update(short)
+    roomy = [n for n in considered if n not in short] or considered
     reasons = Counter(blocked[n] for n in roomy)
     reason, _ = reasons.most_common(1)[0]
     category = reason_category(reason)
@@ -307,10 +324,9 @@ def _from_message(
         gpu = _gpu_params(ctx, resource) if resource == GPU_RESOURCE else {}
         if gpu:
             return "gpu-not-advertised", gpu
-        known = ctx.kube.nodes
         needed = pod.requests.get(resource, 0.0) if pod else 0.0
-        if known and needed > 0:
-            biggest = max(known, key=lambda n: n.allocatable.get(resource, 0.0))
+        biggest = _largest(ctx, resource) if needed > 0 else None
+        if biggest is not None:
             largest = biggest.allocatable.get(resource, 0.0)
             if needed > largest:
                 shown = format_amount(resource, largest)
@@ -382,14 +398,51 @@ def _agreement(explanation: FitExplanation, event: Event | None) -> list[Evidenc
     ]
 
 
+@dataclass
+class _Judged:
+    """The replay of one Pod template, shared by every Pod made from it."""
+
+    explanation: FitExplanation
+    verdict: tuple[Verdict, dict[str, str]] | None
+    params: dict[str, str]
+    _agreements: dict[str, list[Evidence]] = field(default_factory=dict)
+
+    def agreement(self, event: Event | None) -> list[Evidence]:
+        key = event.message if event else ""
+        if key not in self._agreements:
+            self._agreements[key] = _agreement(self.explanation, event)
+        return self._agreements[key]
+
+
+def _judge(ctx: Context, explainer: FitExplainer, pod: Pod, unbound: list[str]) -> _Judged:
+    explanation = explainer.explain(pod, unbound)
+    verdict = _structural(ctx, explainer, explanation, pod)
+    params = {"summary": explanation.summary}
+    # Nodes the Pod may use come first; the others (already measured by the verdict) otherwise.
+    closest = _closest(explanation.shortfalls)
+    params["closest"] = _describe_closest(closest)
+    if closest:
+        params["lacking"] = ", ".join(s.describe() for s in closest[0][1])
+    return _Judged(explanation, verdict, params)
+
+
 def analyse_pending_pods(ctx: Context) -> list[PodFit]:
     nodes = ctx.kube.nodes
     complete = bool(nodes) and ctx.kube.nodes_complete
-    explainer = FitExplainer(nodes, ctx.requested_by_node, ctx.live_pods) if complete else None
+    explainer = (
+        FitExplainer(
+            nodes,
+            ctx.requested_by_node,
+            # Only pod affinity needs the Pods of each node; the index is not built otherwise.
+            ctx.pods_by_node if any(p.pod_affinity_terms for p in ctx.unscheduled_pods) else None,
+        )
+        if complete
+        else None
+    )
     results: list[PodFit] = []
     seen: set[tuple[str, str]] = set()
     # Pods that share a template are judged once; their verdicts are identical by construction.
-    cache: dict[tuple[object, ...], tuple[FitExplanation, tuple[Verdict, dict[str, str]] | None]] = {}
+    cache: dict[tuple[object, ...], _Judged] = {}
     for pod in ctx.unscheduled_pods:
         seen.add(pod.key)
         if pod.scheduling_gates:
@@ -409,20 +462,13 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
                 tuple(sorted(pod.labels.items())) if pod.pod_affinity_terms else (),
                 tuple(unbound),
             )
-            if signature not in cache:
-                explanation = explainer.explain(pod, unbound)
-                cache[signature] = (explanation, _structural(ctx, explanation, pod))
-            explanation, verdict = cache[signature]
-            params["summary"] = explanation.summary
-            eligible = set(explanation.eligible_nodes)
-            # Nodes the Pod may use come first; the others only when none is eligible.
-            relevant = {n: s for n, s in explanation.shortfalls.items() if n in eligible}
-            closest = _closest(relevant or explanation.shortfalls)
-            params["closest"] = _describe_closest(closest)
-            if closest:
-                params["lacking"] = ", ".join(s.describe() for s in closest[0][1])
+            judged = cache.get(signature)
+            if judged is None:
+                judged = cache[signature] = _judge(ctx, explainer, pod, unbound)
+            verdict = judged.verdict
+            params.update(judged.params)
             if verdict is not None:
-                evidence += _agreement(explanation, event)
+                evidence += judged.agreement(event)
         if verdict is None and event is not None:
             # The replay found room, yet the scheduler refused: a constraint the snapshot cannot
             # show (pod affinity, host ports, topology) or a newer state. Its own reasons decide.
