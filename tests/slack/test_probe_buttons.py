@@ -39,6 +39,13 @@ def slack() -> Iterator[SlackWebAPI]:
 
 
 def start_bot(tmp_path: Path, slack: SlackWebAPI, dashboard: str, timeout_s: float = 60) -> tuple[str, Any]:
+    url, server, _ = start_bot_with_state(tmp_path, slack, dashboard, timeout_s)
+    return url, server
+
+
+def start_bot_with_state(
+    tmp_path: Path, slack: SlackWebAPI, dashboard: str, timeout_s: float = 60
+) -> tuple[str, Any, Bot]:
     path = tmp_path / "raydiag.yaml"
     path.write_text(
         yaml.safe_dump(
@@ -66,7 +73,7 @@ def start_bot(tmp_path: Path, slack: SlackWebAPI, dashboard: str, timeout_s: flo
     )
     server = SlackHTTPServer(app, "127.0.0.1", 0)
     server.start_background()
-    return server.url + "/slack/events", server
+    return server.url + "/slack/events", server, bot
 
 
 def press(url: str, action: str, user: str, value: dict[str, Any]) -> int:
@@ -159,3 +166,16 @@ def test_head_check_and_ray_status_buttons(
     said = json.dumps([p.params for p in thread_posts(slack)])
     assert "Node status" in said or "Resources" in said
     assert "Head check" in said and "dashboard" in said
+
+
+def test_one_gpu_probe_at_a_time_per_cluster(tmp_path: Path, slack: SlackWebAPI) -> None:
+    url, server, bot = start_bot_with_state(tmp_path, slack, "http://127.0.0.2:1")
+    try:
+        assert bot.probe_locks.try_acquire("local")  # a probe is running on this cluster
+        assert press(url, "raydiag_gpu_probe", ALLOWED, {"cluster": "local"}) == 200
+        busy = slack.wait_for("chat.postEphemeral", count=1, timeout=10)
+        assert "already running" in busy[0].params["text"]
+        assert slack.calls_to("chat.postMessage") == []
+    finally:
+        bot.probe_locks.release("local")
+        server.shutdown()
