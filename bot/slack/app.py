@@ -203,6 +203,34 @@ def _tell(
         client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
 
 
+@dataclass(frozen=True)
+class Press:
+    """A button press on a diagnosis: who, where (the thread), and which configured cluster."""
+
+    cluster: ClusterConfig
+    channel: str
+    thread: str
+    user: str
+    lang: Lang
+
+    def announce(self, client: WebClient, action: str) -> None:
+        """Say in the thread who pressed what, before anything runs."""
+        text = say("slack.pressed", self.lang, user=self.user, action=action, cluster=self.cluster.name)
+        post(client, self.channel, note_message(text), self.thread)
+
+
+def button_press(bot: Bot, body: dict[str, Any], client: WebClient) -> Press | None:
+    """The press, or None after an ephemeral refusal when the button names no configured cluster."""
+    channel, thread = thread_of(body)
+    user = str((body.get("user") or {}).get("id") or "")
+    lang = bot.lang(channel, user)
+    cluster = button_cluster(bot, body)
+    if cluster is None:
+        client.chat_postEphemeral(channel=channel, user=user, text=say("slack.refused_cluster", lang))
+        return None
+    return Press(cluster, channel, thread, user, lang)
+
+
 def button_cluster(bot: Bot, body: dict[str, Any]) -> ClusterConfig | None:
     """The configured cluster a button names; crafted payloads naming anything else get None."""
     try:
@@ -277,39 +305,27 @@ def build_app(
         ack()
 
     def rerun(body: dict[str, Any], client: WebClient) -> None:
-        cluster = button_cluster(bot, body)
-        channel, thread = thread_of(body)
-        user = str((body.get("user") or {}).get("id") or "")
-        lang = bot.lang(channel, user)
-        if cluster is None:
-            client.chat_postEphemeral(channel=channel, user=user, text=say("slack.refused_cluster", lang))
-            return
-        post(
-            client,
-            channel,
-            note_message(
-                say("slack.pressed", lang, user=user, action=say("slack.rerun", lang), cluster=cluster.name)
-            ),
-            thread,
-        )
-        deliver_diagnosis(bot, client, cluster, cluster.namespace, channel, user, thread_ts=thread)
+        press = button_press(bot, body, client)
+        if press is not None:
+            press.announce(client, say("slack.rerun", press.lang))
+            deliver_diagnosis(
+                bot,
+                client,
+                press.cluster,
+                press.cluster.namespace,
+                press.channel,
+                press.user,
+                thread_ts=press.thread,
+            )
 
     def mute(body: dict[str, Any], client: WebClient) -> None:
-        cluster = button_cluster(bot, body)
-        channel, thread = thread_of(body)
-        user = str((body.get("user") or {}).get("id") or "")
-        lang = bot.lang(channel, user)
-        if cluster is None:
-            client.chat_postEphemeral(channel=channel, user=user, text=say("slack.refused_cluster", lang))
+        press = button_press(bot, body, client)
+        if press is None:
             return
         hours = bot.config.slack.mute_hours
-        bot.mutes.mute(cluster.name, hours * 3600)
-        post(
-            client,
-            channel,
-            note_message(say("slack.muted", lang, user=user, cluster=cluster.name, hours=hours)),
-            thread,
-        )
+        bot.mutes.mute(press.cluster.name, hours * 3600)
+        text = say("slack.muted", press.lang, user=press.user, cluster=press.cluster.name, hours=hours)
+        post(client, press.channel, note_message(text), press.thread)
 
     app.action(ACTION_RERUN)(ack=ack_only, lazy=[rerun])
     app.action(ACTION_MUTE)(ack=ack_only, lazy=[mute])

@@ -23,7 +23,7 @@ from bot.config import ClusterConfig
 from bot.deliver.slack_poster import post
 from bot.render.messages import say
 from bot.render.slack import ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS
-from bot.slack.app import Bot, button_cluster, note_message, thread_of
+from bot.slack.app import Bot, button_press
 
 LOG = logging.getLogger(__name__)
 GROUP_CACHE_S = 300.0
@@ -56,18 +56,6 @@ def may_start_work(bot: Bot, client: WebClient, user: str) -> bool:
     return False
 
 
-def _context(bot: Bot, body: dict[str, Any], client: WebClient) -> tuple[ClusterConfig, str, str, str] | None:
-    channel, thread = thread_of(body)
-    user = str((body.get("user") or {}).get("id") or "")
-    cluster = button_cluster(bot, body)
-    if cluster is None:
-        client.chat_postEphemeral(
-            channel=channel, user=user, text=say("slack.refused_cluster", bot.lang(channel, user))
-        )
-        return None
-    return cluster, channel, thread, user
-
-
 def _gpu_type(body: dict[str, Any]) -> str | None:
     """The GPU type carried by the button: only ``accelerator_type:<name>``-shaped values count."""
     try:
@@ -84,11 +72,10 @@ def gpu_probe(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
     from bot.probes.gpu import run_gpu_probe
     from bot.render.probes import gpu_probe_message
 
-    found = _context(bot, body, client)
-    if found is None:
+    press = button_press(bot, body, client)
+    if press is None:
         return
-    cluster, channel, thread, user = found
-    lang = bot.lang(channel, user)
+    cluster, channel, thread, user, lang = press.cluster, press.channel, press.thread, press.user, press.lang
     if not may_start_work(bot, client, user):
         client.chat_postEphemeral(
             channel=channel, user=user, text=say("slack.refused_probe", lang, cluster=cluster.name)
@@ -100,10 +87,7 @@ def gpu_probe(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
         )
         return
     try:
-        pressed = say(
-            "slack.pressed", lang, user=user, action=say("slack.gpu_probe", lang), cluster=cluster.name
-        )
-        post(client, channel, note_message(pressed), thread)
+        press.announce(client, say("slack.gpu_probe", lang))
         result = run_gpu_probe(
             dashboard_url(cluster), gpu_type=_gpu_type(body), timeout_s=bot.config.probes.gpu_timeout_s
         )
@@ -116,19 +100,11 @@ def head_check(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
     from bot.probes.head import check_head
     from bot.render.probes import head_check_message
 
-    found = _context(bot, body, client)
-    if found is None:
+    press = button_press(bot, body, client)
+    if press is None:
         return
-    cluster, channel, thread, user = found
-    lang = bot.lang(channel, user)
-    post(
-        client,
-        channel,
-        note_message(
-            say("slack.pressed", lang, user=user, action=say("slack.head_check", lang), cluster=cluster.name)
-        ),
-        thread,
-    )
+    cluster, channel, thread, lang = press.cluster, press.channel, press.thread, press.lang
+    press.announce(client, say("slack.head_check", lang))
     target = Target(
         cluster.name,
         cluster.namespace,
@@ -151,19 +127,11 @@ def ray_status(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
     from bot.probes.status import ray_status_text
     from bot.render.probes import status_message
 
-    found = _context(bot, body, client)
-    if found is None:
+    press = button_press(bot, body, client)
+    if press is None:
         return
-    cluster, channel, thread, user = found
-    lang = bot.lang(channel, user)
-    post(
-        client,
-        channel,
-        note_message(
-            say("slack.pressed", lang, user=user, action=say("slack.ray_status", lang), cluster=cluster.name)
-        ),
-        thread,
-    )
+    cluster, channel, thread, lang = press.cluster, press.channel, press.thread, press.lang
+    press.announce(client, say("slack.ray_status", lang))
     result = ray_status_text(dashboard_url(cluster), timeout_s=bot.config.collection.call_timeout_s)
     post(client, channel, status_message(result, cluster.name, lang), thread)
 
