@@ -163,6 +163,14 @@ class Context:
     def worker_pods(self) -> list[Pod]:
         return [p for p in self.ray_pods if p.labels.get(RAY_NODE_TYPE_LABEL) == "worker"]
 
+    def in_scope(self, pod: Pod) -> bool:
+        """Whether a Ray Pod belongs to the RayCluster being diagnosed (all of them when unnamed).
+
+        The Ray layer describes one Ray cluster; another RayCluster's workers are not missing
+        from it.
+        """
+        return self.cluster is None or pod.labels.get(RAY_CLUSTER_LABEL) in (None, self.cluster)
+
     def raycluster_for(self, pod: Pod) -> RayClusterObject | None:
         name = pod.labels.get(RAY_CLUSTER_LABEL)
         return next(

@@ -85,3 +85,16 @@ def test_a_broken_detector_costs_only_its_rule(monkeypatch) -> None:  # type: ig
     assert any(
         e.source.startswith("rule k8s-") and "ZeroDivisionError" in e.message for e in diagnosis.errors
     )
+
+
+def test_workers_of_another_raycluster_are_not_missing_from_this_one() -> None:
+    bundle = scenarios.healthy()
+    other = bundle.find("pods", GPU_WORKERS[1])
+    other["metadata"]["labels"]["ray.io/cluster"] = "someone-elses-cluster"
+    scenarios._drop_ray_node(bundle, GPU_WORKERS[1])
+    diagnosis = classify(parse_snapshot(bundle.to_json()))
+    assert "ray-worker-not-joined" not in [f.rule for f in diagnosis.findings]
+    # Without a cluster name every RayCluster's Pods are in scope, as for a paste.
+    bundle.cluster = None
+    unnamed = classify(parse_snapshot(bundle.to_json()))
+    assert "ray-worker-not-joined" in [f.rule for f in unnamed.findings]

@@ -50,7 +50,9 @@ def _head_params(ctx: Context, pod: Pod) -> dict[str, str]:
 def worker_not_joined(ctx: Context, rule: Rule) -> Iterable[Hit]:
     if ctx.ray is None:
         return
-    running = [p for p in ctx.worker_pods if p.phase == "Running" and p.pod_ip and not p.deleting]
+    running = [
+        p for p in ctx.worker_pods if p.phase == "Running" and p.pod_ip and not p.deleting and ctx.in_scope(p)
+    ]
     alive = len(ctx.ray_nodes) if ctx.ray_nodes_known else ctx.ray.node_count
     # Worker Pods are compared with worker nodes: the head's Ray node is not one of them.
     alive_workers = len([n for n in ctx.ray_nodes if not n.is_head]) if ctx.ray_nodes_known else None

@@ -464,7 +464,7 @@ def gpu_registration(ctx: Context, rule: Rule) -> Iterable[Hit]:
         return
     for pod in ctx.ray_pods:
         wanted = pod.gpu_limit()
-        if wanted <= 0 or pod.phase != "Running" or not pod.pod_ip:
+        if wanted <= 0 or pod.phase != "Running" or not pod.pod_ip or not ctx.in_scope(pod):
             continue
         node = ctx.ray_nodes_by_ip.get(pod.pod_ip)
         if node is None:
