@@ -89,12 +89,9 @@ class Context:
                 used["pods"] += 1
             elif phase == "Pending" and not pod.deleting:
                 unscheduled.append(pod)
-            for status in pod.container_statuses:
-                if status.restart_count or (not status.ready and not (status.init and status.exit_code == 0)):
-                    troubled.append(pod)
-                    break
-            labels = pod.labels
-            if RAY_NODE_TYPE_LABEL in labels or RAY_CLUSTER_LABEL in labels:
+            if pod.troubled:
+                troubled.append(pod)
+            if pod.is_ray:
                 ray.append(pod)
         return indexes
 

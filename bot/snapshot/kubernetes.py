@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from bot.snapshot.base import SnapshotModel
 from bot.snapshot.redact import Redacted, RedactedLines
@@ -143,6 +143,21 @@ class Pod(_Model):
     status_message: Redacted | None = None
     # Set by the pasted-text parser when only a `kubectl get pods` row was seen: the STATUS column.
     display_status: str | None = None
+    # Derived when the Pod is built (never serialised): read for every Pod of a large cluster, they
+    # save walking its container statuses and labels on each pass.
+    troubled: bool = Field(default=False, exclude=True)
+    is_ray: bool = Field(default=False, exclude=True)
+
+    @model_validator(mode="after")
+    def _derive_flags(self) -> Pod:
+        troubled = any(
+            s.restart_count or (not s.ready and not (s.init and s.exit_code == 0))
+            for s in self.container_statuses
+        )
+        is_ray = "ray.io/node-type" in self.labels or "ray.io/cluster" in self.labels
+        object.__setattr__(self, "troubled", troubled)
+        object.__setattr__(self, "is_ray", is_ray)
+        return self
 
     @field_validator("conditions")
     @classmethod
