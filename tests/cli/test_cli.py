@@ -193,3 +193,19 @@ def test_serve_refuses_to_start_without_what_it_needs(
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_progress_is_shown_only_for_slow_steps() -> None:
+    import time
+
+    from bot.collect.progress import StderrProgress
+
+    stream = io.StringIO()
+    with StderrProgress(stream, quiet_for=0.2) as progress:
+        progress("reading Kubernetes")
+        progress("reading Ray")  # replaces the first before it was shown
+        time.sleep(0.5)
+    with StderrProgress(stream, quiet_for=0.2) as quick:
+        quick("a fast step")  # finished before it was due: never shown
+    time.sleep(0.3)
+    assert stream.getvalue() == "raydiag: reading Ray…\n"
