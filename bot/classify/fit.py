@@ -339,18 +339,22 @@ class FitExplainer:
             return REASON_AFFINITY
         return None
 
-    def resource_shortfalls(self, pod: Pod, node: Node) -> list[Shortfall]:
+    @staticmethod
+    def needs(pod: Pod) -> list[tuple[str, float]]:
+        """The Pod's positive requests in the scheduler's order: cpu, memory, storage, then the rest."""
+        ordered = [r for r in BASIC_RESOURCES if r in pod.requests] + sorted(
+            r for r in pod.requests if r not in BASIC_RESOURCES
+        )
+        return [(r, pod.requests[r]) for r in ordered if pod.requests[r] > 0]
+
+    def resource_shortfalls(
+        self, pod: Pod, node: Node, needs: list[tuple[str, float]] | None = None
+    ) -> list[Shortfall]:
         free = self.free(node)
         lacking = []
         if free["pods"] < 1:
             lacking.append(Shortfall("pods", 1, free["pods"], node.allocatable.get("pods", 110.0)))
-        ordered = [r for r in BASIC_RESOURCES if r in pod.requests] + sorted(
-            r for r in pod.requests if r not in BASIC_RESOURCES
-        )
-        for resource in ordered:
-            needed = pod.requests[resource]
-            if needed <= 0:
-                continue
+        for resource, needed in self.needs(pod) if needs is None else needs:
             available = free.get(resource, 0.0)
             if needed > available + 1e-9:
                 lacking.append(Shortfall(resource, needed, available, node.allocatable.get(resource, 0.0)))
@@ -365,6 +369,7 @@ class FitExplainer:
             explanation.reasons[REASON_UNBOUND_PVC] = len(self.nodes)
             return explanation
         per_node = _selects_per_node_label(pod)
+        needs = self.needs(pod)
         for nodes in self._classes.values():
             static = None if per_node else self.static_reason(pod, nodes[0])
             for node in nodes:
@@ -375,7 +380,7 @@ class FitExplainer:
                     explanation.blocked_by[node.name] = static
                     continue
                 explanation.eligible_nodes.append(node.name)
-                lacking = self.resource_shortfalls(pod, node)
+                lacking = self.resource_shortfalls(pod, node, needs)
                 if lacking:
                     explanation.shortfalls[node.name] = lacking
                     for shortfall in lacking:
