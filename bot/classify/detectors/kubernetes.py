@@ -12,27 +12,16 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
-from bot.classify.detectors.scheduling import gpu_node_names
-from bot.classify.fit import GPU_NODE_LABELS, GPU_RESOURCE, LEGACY_GPU_RESOURCE
+from bot.classify.detectors.scheduling import gpu_label, gpu_node_names
+from bot.classify.fit import GPU_RESOURCE, LEGACY_GPU_RESOURCE
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
-from bot.snapshot.kubernetes import ContainerStatus, Node, Pod
+from bot.snapshot.kubernetes import ContainerStatus, Pod
 
 
 class GpuNodeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     verdict: Literal["no-allocatable", "legacy-resource", "device-plugin-down"]
-
-
-def _gpu_label(node: Node) -> tuple[str, str]:
-    for key in GPU_NODE_LABELS:
-        if key in node.labels:
-            return key, node.labels[key]
-    if any(t.key == GPU_RESOURCE for t in node.taints):
-        return "taint", GPU_RESOURCE
-    if LEGACY_GPU_RESOURCE in node.allocatable or LEGACY_GPU_RESOURCE in node.capacity:
-        return "resource", LEGACY_GPU_RESOURCE
-    return "", ""
 
 
 def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
@@ -58,7 +47,7 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
         gpus = node.allocatable.get(GPU_RESOURCE, 0.0)
         if not (node.name in gpu_nodes or legacy > 0):
             continue
-        label, value = _gpu_label(node)
+        label, value = gpu_label(node)
         on_node = plugins.get(node.name, [])
         plugin_ok = any(p.phase == "Running" and p.ready for p in on_node)
         params = {

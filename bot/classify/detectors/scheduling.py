@@ -24,6 +24,7 @@ from bot.classify.fit import (
     GPU_MODEL_LABELS,
     GPU_NODE_LABELS,
     GPU_RESOURCE,
+    LEGACY_GPU_RESOURCE,
     FitExplainer,
     FitExplanation,
     Shortfall,
@@ -97,11 +98,16 @@ def is_gpu_node(node: Node) -> bool:
     return any(taint.key == GPU_RESOURCE for taint in node.taints)
 
 
-def _gpu_label(node: Node) -> tuple[str, str]:
+def gpu_label(node: Node) -> tuple[str, str]:
+    """What marks a node as a GPU node: a GPU label, else the GPU taint, else a legacy GPU resource."""
     for key in GPU_NODE_LABELS:
         if key in node.labels:
             return key, node.labels[key]
-    return "taint", GPU_RESOURCE
+    if any(t.key == GPU_RESOURCE for t in node.taints):
+        return "taint", GPU_RESOURCE
+    if LEGACY_GPU_RESOURCE in node.allocatable or LEGACY_GPU_RESOURCE in node.capacity:
+        return "resource", LEGACY_GPU_RESOURCE
+    return "", ""
 
 
 def _format_requests(requests: dict[str, float]) -> str:
@@ -166,9 +172,12 @@ def _gpu_params(ctx: Context, resource: str) -> dict[str, str]:
 def _silent_gpu_nodes(ctx: Context, resource: str) -> dict[str, str]:
     gpu_nodes = gpu_node_names(ctx)
     silent = [n for n in ctx.kube.nodes if n.name in gpu_nodes and n.allocatable.get(resource, 0.0) <= 0]
-    if not silent:
-        return {}
-    label, value = _gpu_label(silent[0])
+    return _unadvertised(silent, resource) if silent else {}
+
+
+def _unadvertised(silent: list[Node], resource: str) -> dict[str, str]:
+    """Facts about GPU nodes that advertise none of ``resource``."""
+    label, value = gpu_label(silent[0])
     return {
         "node": ", ".join(n.name for n in silent[:5]),
         "gpu_label": label,
@@ -207,20 +216,15 @@ def _structural(
     if explanation.fitting_nodes:
         return None
     if explanation.eligible_nodes:
+        gpu_nodes = gpu_node_names(ctx)
         silent = [
             ctx.nodes_by_name[n]
             for n in explanation.eligible_nodes
-            if n in gpu_node_names(ctx) and ctx.nodes_by_name[n].allocatable.get(GPU_RESOURCE, 0.0) <= 0
+            if n in gpu_nodes and ctx.nodes_by_name[n].allocatable.get(GPU_RESOURCE, 0.0) <= 0
         ]
         if pod.requests.get(GPU_RESOURCE, 0.0) > 0 and silent:
             # A GPU node the Pod may use advertises no GPU: the device plugin, not capacity.
-            label, value = _gpu_label(silent[0])
-            return "gpu-not-advertised", {
-                "node": ", ".join(n.name for n in silent[:5]),
-                "gpu_label": label,
-                "gpu_value": value,
-                "resource": GPU_RESOURCE,
-            }
+            return "gpu-not-advertised", _unadvertised(silent, GPU_RESOURCE)
         affinity_blocked = [n for n in explanation.eligible_nodes if n in explanation.blocked_by]
         if affinity_blocked:
             return "topology", {"node": ", ".join(affinity_blocked[:5])}
