@@ -56,12 +56,29 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "figure.ray_pending_demands": {"en": "Ray demands waiting", "zh": "等待中的 Ray 资源需求"},
     "slack.usage": {
         "en": "*Usage*\n`/raydiag <cluster> [namespace]` diagnoses both layers of a cluster and posts the "
-        "verdict here, with the details in its thread.\n`/raydiag help` shows this.\n"
+        "verdict here, with the details in its thread.\n"
+        "`/raydiag <cluster> capacity` draws where the cluster's GPUs are, layer by layer.\n"
+        "`/raydiag schedule add <cluster> <cron> [time zone] [changes|digest]`, `/raydiag schedule list`, "
+        "`/raydiag schedule remove <id>` manage health posts in this channel.\n"
+        "`/raydiag quiz` starts the onboarding quiz; `/raydiag quiz stats` shows the team's results.\n"
+        "`/raydiag help` shows this.\n"
         "Mention `@raydiag <cluster>` in any thread, or use the message shortcut *Diagnose with raydiag* "
         "on a pasted `ray status` or `kubectl describe`.",
         "zh": "*用法*\n`/raydiag <集群> [命名空间]`：诊断集群的两层调度，在本频道发结论，细节放在回复串里。\n"
+        "`/raydiag <集群> capacity`：逐层画出集群的 GPU 去向。\n"
+        "`/raydiag schedule add <集群> <cron> [时区] [changes|digest]`、`/raydiag schedule list`、"
+        "`/raydiag schedule remove <id>`：管理本频道的定时健康播报。\n"
+        "`/raydiag quiz`：开始入门测验；`/raydiag quiz stats`：查看团队成绩。\n"
         "`/raydiag help`：显示本说明。\n在任意回复串里 `@raydiag <集群>`，或对贴出的 `ray status`、"
         "`kubectl describe` 使用消息快捷操作 *Diagnose with raydiag*。",
+    },
+    "slack.bad_schedule": {
+        "en": "That schedule cannot run: `{text}`. Give five cron fields, e.g. `0 9 * * 1-5 Europe/Berlin`.",
+        "zh": "这个定时无法运行：`{text}`。请给出五段 cron，例如 `0 9 * * 1-5 Asia/Shanghai`。",
+    },
+    "slack.unavailable": {
+        "en": "That part of raydiag is not running here (`{what}`); diagnoses still work.",
+        "zh": "本实例没有启用这项功能（`{what}`）；诊断仍然可用。",
     },
     "slack.clusters": {"en": "*Configured clusters:* {names}", "zh": "*已配置的集群：*{names}"},
     "slack.no_clusters": {

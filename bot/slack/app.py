@@ -32,7 +32,7 @@ from bot.render.slack import (
     ACTION_RERUN,
     render_thread,
 )
-from bot.slack.commands import Command, named_clusters, parse_command
+from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
 from bot.slack.state import ClusterLocks, Mutes, SeenOnce
 from bot.slack.workers import Busy, SharedRuns
 
@@ -40,6 +40,8 @@ LOG = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "raydiag_diagnose_message"
 
 Diagnose = Callable[[ClusterConfig, str], Diagnosis]
+# A sub-command's lazy handler: (bot, parsed command, Slack's command payload, client, respond).
+CommandHandler = Callable[["Bot", Command, dict[str, Any], WebClient, Respond], None]
 
 
 def live_diagnosis(config: Config) -> Diagnose:
@@ -71,6 +73,8 @@ class Bot:
     seen: SeenOnce = field(default_factory=SeenOnce)
     probe_locks: ClusterLocks = field(default_factory=ClusterLocks)
     runs: SharedRuns[Diagnosis] = field(init=False)
+    # Sub-commands (capacity, quiz, schedule …) by kind; a kind without a handler is "not available".
+    handlers: dict[str, CommandHandler] = field(default_factory=dict)
     _posted: dict[tuple[int, str], str] = field(default_factory=dict)  # (run, channel) already answered
     _posted_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -104,12 +108,17 @@ def usage_blocks(config: Config, lang: Lang, note: str | None = None) -> list[di
     return [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}]
 
 
-def command_reply(command: Command, config: Config, lang: Lang) -> list[dict[str, Any]] | None:
-    """The ephemeral answer for commands that need no diagnosis; None when one is needed."""
-    if command.kind == "diagnose":
+def command_reply(
+    command: Command, config: Config, lang: Lang, handled: frozenset[str] = frozenset()
+) -> list[dict[str, Any]] | None:
+    """The ephemeral answer for commands that need no lazy work; None when a diagnosis or handler runs."""
+    if command.kind == "diagnose" or command.kind in handled:
         return None
+    if command.kind in HANDLED_KINDS:
+        return usage_blocks(config, lang, say("slack.unavailable", lang, what=command.kind))
     note = {
         "help": None,
+        "bad-schedule": say("slack.bad_schedule", lang, text=command.word[:100]),
         "unknown-cluster": say("slack.unknown_cluster", lang, name=command.word),
         "bad-namespace": say("slack.bad_namespace", lang, name=command.word),
         "invalid": say("slack.invalid", lang, text=command.word[:100]),
@@ -278,15 +287,34 @@ def build_app(
     def ack_command(ack: Ack, command: dict[str, Any]) -> None:
         parsed = parse_command(command.get("text", ""), bot.config)
         lang = bot.lang(command.get("channel_id"), command.get("user_id"))
-        reply = command_reply(parsed, bot.config, lang)
+        reply = command_reply(parsed, bot.config, lang, frozenset(bot.handlers))
         if reply is not None:
             ack(response_type="ephemeral", blocks=reply, text=say("slack.usage", lang)[:300])
+            return
+        if parsed.kind in bot.handlers:
+            ack()
             return
         assert parsed.cluster is not None
         ack(response_type="ephemeral", text=say("slack.working", lang, cluster=parsed.cluster.name))
 
     def run_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
         parsed = parse_command(command.get("text", ""), bot.config)
+        handler = bot.handlers.get(parsed.kind)
+        if handler is not None:
+            try:
+                handler(bot, parsed, command, client, respond)
+            except Exception:  # a failing sub-command is logged and told, never raised into Bolt
+                LOG.exception("/raydiag %s failed", parsed.kind)
+                _respond(
+                    respond,
+                    say(
+                        "slack.failed",
+                        bot.lang(command.get("channel_id"), None),
+                        cluster=parsed.kind,
+                        error="internal error",
+                    ),
+                )
+            return
         if parsed.kind != "diagnose" or parsed.cluster is None:
             return
         deliver_diagnosis(
