@@ -31,6 +31,8 @@ class _PodIndexes:
     requested: dict[str, dict[str, float]] = field(default_factory=dict)
     unscheduled: list[Pod] = field(default_factory=list)
     troubled: list[Pod] = field(default_factory=list)
+    by_node: dict[str, list[Pod]] = field(default_factory=dict)
+    namespaces: set[str] = field(default_factory=set)  # of every Pod, finished ones included
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,11 @@ class Context:
     def _pod_indexes(self) -> _PodIndexes:
         """Every per-Pod index, built in one pass: a large cluster has hundreds of thousands of Pods."""
         indexes = _PodIndexes()
-        live, requested = indexes.live, indexes.requested
+        live, requested, by_node = indexes.live, indexes.requested, indexes.by_node
         unscheduled, troubled, ray = indexes.unscheduled, indexes.troubled, indexes.ray
+        namespaces = indexes.namespaces
         for pod in self.kube.pods:
+            namespaces.add(pod.namespace)
             phase = pod.phase
             if phase == "Succeeded" or phase == "Failed":  # noqa: PLR1714 (faster than a tuple test here)
                 continue
@@ -84,6 +88,9 @@ class Context:
                 used = requested.get(node)
                 if used is None:
                     used = requested[node] = {"pods": 0.0}
+                    by_node[node] = [pod]
+                else:
+                    by_node[node].append(pod)
                 for resource, amount in pod.requests.items():
                     used[resource] = used.get(resource, 0.0) + amount
                 used["pods"] += 1
@@ -106,13 +113,15 @@ class Context:
             index.setdefault(pod.namespace, []).append(pod)
         return index
 
-    @cached_property
+    @property
     def pods_by_node(self) -> dict[str, list[Pod]]:
-        index: dict[str, list[Pod]] = {}
-        for pod in self.live_pods:
-            if pod.node_name:
-                index.setdefault(pod.node_name, []).append(pod)
-        return index
+        """Non-terminated Pods bound to each node."""
+        return self._pod_indexes.by_node
+
+    @property
+    def pod_namespaces(self) -> set[str]:
+        """Namespaces of every Pod in the snapshot, finished ones included."""
+        return self._pod_indexes.namespaces
 
     @property
     def requested_by_node(self) -> dict[str, dict[str, float]]:

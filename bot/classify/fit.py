@@ -8,7 +8,10 @@ Free capacity is allocatable minus the requests of the non-terminated Pods bound
 never live usage: GPUs cannot be overcommitted, and a quiet node can still be full.
 
 Nodes that look alike (same labels, taints and cordon state) are judged once for the static
-filters, which keeps the cost low on clusters with thousands of nodes.
+filters, and the resource filter compares a Pod's requests with every eligible node at once (one
+array of free amounts per resource), which keeps the cost low on clusters with thousands of nodes.
+Per-node shortfalls are spelt out only for the few nodes that came closest: a message names
+those, and thousands of objects for nodes nobody reads about would cost more than the replay.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 from bot.snapshot.kubernetes import (
     LabelRequirement,
@@ -58,6 +64,9 @@ BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 PER_NODE_LABELS = frozenset(
     {"kubernetes.io/hostname", "node.kubernetes.io/instance-id", "topology.gke.io/node"}
 )
+DEFAULT_MAX_PODS = 110.0
+# How many of the nodes that lack resources get their shortfalls spelt out (the closest ones).
+CLOSEST_KEPT = 3
 
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_NODE_NAME = "node(s) didn't match the requested node name"
@@ -188,6 +197,8 @@ class FitExplanation:
     eligible_nodes: list[str] = field(default_factory=list)
     shortfalls: dict[str, list[Shortfall]] = field(default_factory=dict)
     blocked_by: dict[str, str] = field(default_factory=dict)  # node -> first static reason
+    # Resources that at least one eligible node lacks ("pods" for a full node).
+    lacking_resources: set[str] = field(default_factory=set)
 
     @property
     def summary(self) -> str:
@@ -307,23 +318,42 @@ class FitExplainer:
         # Nodes that share labels, taints and cordon state pass or fail static filters together.
         # Labels unique to each node (its hostname) are left out of the key, or no two nodes
         # would ever share a class; a Pod that selects on one of them is judged node by node.
-        self._classes: dict[tuple[object, ...], list[Node]] = {}
-        for node in self.nodes:
+        self._classes: dict[tuple[object, ...], list[int]] = {}
+        for position, node in enumerate(self.nodes):
             key = (
                 node.unschedulable,
                 tuple(sorted((k, v) for k, v in node.labels.items() if k not in PER_NODE_LABELS)),
                 tuple((t.key, t.value, t.effect) for t in node.taints),
             )
-            self._classes.setdefault(key, []).append(node)
+            self._classes.setdefault(key, []).append(position)
         self._free: dict[str, dict[str, float]] = {}
         self._domains: dict[str, dict[str, list[Pod]]] = {}
+        self._columns, self._free_table = self._free_amounts()
+        self._class_names = {key: [self.nodes[p].name for p in group] for key, group in self._classes.items()}
+
+    def _free_amounts(self) -> tuple[dict[str, int], npt.NDArray[np.float64]]:
+        """Free amount of every resource on every node, one column per resource name.
+
+        A resource a node does not list as allocatable has nothing free there, whatever its Pods
+        ask for (the same as ``free()``).
+        """
+        names = sorted({r for node in self.nodes for r in node.allocatable} | {"pods"})
+        columns = {name: column for column, name in enumerate(names)}
+        table = np.zeros((len(self.nodes), len(names)))
+        pods = columns["pods"]
+        for row, node in enumerate(self.nodes):
+            used = self.requested.get(node.name, {})
+            for resource, amount in node.allocatable.items():
+                table[row, columns[resource]] = amount - used.get(resource, 0.0)
+            table[row, pods] = node.allocatable.get("pods", DEFAULT_MAX_PODS) - used.get("pods", 0.0)
+        return columns, table
 
     def free(self, node: Node) -> dict[str, float]:
         cached = self._free.get(node.name)
         if cached is None:
             used = self.requested.get(node.name, {})
             cached = {r: amount - used.get(r, 0.0) for r, amount in node.allocatable.items()}
-            cached["pods"] = node.allocatable.get("pods", 110.0) - used.get("pods", 0.0)
+            cached["pods"] = node.allocatable.get("pods", DEFAULT_MAX_PODS) - used.get("pods", 0.0)
             self._free[node.name] = cached
         return cached
 
@@ -353,7 +383,7 @@ class FitExplainer:
         free = self.free(node)
         lacking = []
         if free["pods"] < 1:
-            lacking.append(Shortfall("pods", 1, free["pods"], node.allocatable.get("pods", 110.0)))
+            lacking.append(Shortfall("pods", 1, free["pods"], node.allocatable.get("pods", DEFAULT_MAX_PODS)))
         for resource, needed in self.needs(pod) if needs is None else needs:
             available = free.get(resource, 0.0)
             if needed > available + 1e-9:
@@ -368,36 +398,93 @@ class FitExplainer:
             explanation.prefilter_reason = REASON_UNBOUND_PVC
             explanation.reasons[REASON_UNBOUND_PVC] = len(self.nodes)
             return explanation
-        per_node = _selects_per_node_label(pod)
+        eligible = self._static_filters(pod, explanation)
+        if not eligible:
+            return explanation
         needs = self.needs(pod)
-        for nodes in self._classes.values():
-            static = None if per_node else self.static_reason(pod, nodes[0])
-            for node in nodes:
-                if per_node:
-                    static = self.static_reason(pod, node)
-                if static is not None:
-                    explanation.reasons[static] += 1
-                    explanation.blocked_by[node.name] = static
-                    continue
-                explanation.eligible_nodes.append(node.name)
-                lacking = self.resource_shortfalls(pod, node, needs)
-                if lacking:
-                    explanation.shortfalls[node.name] = lacking
-                    for shortfall in lacking:
-                        reason = (
-                            REASON_TOO_MANY_PODS
-                            if shortfall.resource == "pods"
-                            else insufficient_reason(shortfall.resource)
-                        )
-                        explanation.reasons[reason] += 1
-                    continue
-                affinity = self.affinity_reason(pod, node) if pod.pod_affinity_terms else None
-                if affinity is not None:
-                    explanation.reasons[affinity] += 1
-                    explanation.blocked_by[node.name] = affinity
-                    continue
-                explanation.fitting_nodes.append(node.name)
+        lacks = self._lacking(needs, np.array(eligible, dtype=np.intp), explanation)
+        fits = ~np.any(lacks, axis=0) if lacks.size else np.ones(len(eligible), dtype=bool)
+        for position in np.flatnonzero(fits).tolist():
+            node = self.nodes[eligible[position]]
+            affinity = self.affinity_reason(pod, node) if pod.pod_affinity_terms else None
+            if affinity is not None:
+                explanation.reasons[affinity] += 1
+                explanation.blocked_by[node.name] = affinity
+                continue
+            explanation.fitting_nodes.append(node.name)
+        for position in self._closest_lacking(needs, eligible, lacks, fits):
+            node = self.nodes[eligible[position]]
+            explanation.shortfalls[node.name] = self.resource_shortfalls(pod, node, needs)
         return explanation
+
+    def _static_filters(self, pod: Pod, explanation: FitExplanation) -> list[int]:
+        """NodeUnschedulable, TaintToleration and NodeAffinity: the positions of the nodes that pass."""
+        per_node = _selects_per_node_label(pod)
+        eligible: list[int] = []
+        for key, positions in self._classes.items():
+            if not per_node:
+                static = self.static_reason(pod, self.nodes[positions[0]])
+                if static is None:
+                    eligible += positions
+                else:
+                    explanation.reasons[static] += len(positions)
+                    explanation.blocked_by.update(dict.fromkeys(self._class_names[key], static))
+                continue
+            for position in positions:
+                node = self.nodes[position]
+                reason = self.static_reason(pod, node)
+                if reason is None:
+                    eligible.append(position)
+                    continue
+                explanation.reasons[reason] += 1
+                explanation.blocked_by[node.name] = reason
+        explanation.eligible_nodes = [self.nodes[p].name for p in eligible]
+        return eligible
+
+    def _lacking(
+        self, needs: list[tuple[str, float]], eligible: npt.NDArray[np.intp], explanation: FitExplanation
+    ) -> npt.NDArray[np.bool_]:
+        """NodeResourcesFit on every eligible node at once: one row per checked resource, pods first."""
+        rows = [self._free_table[eligible, self._columns["pods"]] < 1]
+        reasons = [REASON_TOO_MANY_PODS]
+        resources = ["pods"]
+        for resource, needed in needs:
+            column = self._columns.get(resource)
+            if column is None:
+                rows.append(np.ones(len(eligible), dtype=bool))
+            else:
+                rows.append(needed > self._free_table[eligible, column] + 1e-9)
+            reasons.append(insufficient_reason(resource))
+            resources.append(resource)
+        lacks = np.vstack(rows)
+        for reason, resource, count in zip(reasons, resources, lacks.sum(axis=1).tolist(), strict=True):
+            if count:
+                explanation.reasons[reason] += count
+                explanation.lacking_resources.add(resource)
+        return lacks
+
+    def _closest_lacking(
+        self,
+        needs: list[tuple[str, float]],
+        eligible: list[int],
+        lacks: npt.NDArray[np.bool_],
+        fits: npt.NDArray[np.bool_],
+    ) -> list[int]:
+        """Positions (in eligible order) of the nodes that lack least: fewest resources, then smallest gap."""
+        short = np.flatnonzero(~fits)
+        if not short.size:
+            return []
+        rows = np.array(eligible, dtype=np.intp)[short]
+        count = lacks[:, short].sum(axis=0)
+        # The gap is summed in the order resource_shortfalls lists them, so ties break as before.
+        gap = np.zeros(len(short))
+        gap += np.where(lacks[0, short], 1.0 - self._free_table[rows, self._columns["pods"]], 0.0)
+        for row, (resource, needed) in enumerate(needs, start=1):
+            column = self._columns.get(resource)
+            free = self._free_table[rows, column] if column is not None else np.zeros(len(short))
+            gap += np.where(lacks[row, short], (needed - free) / needed, 0.0)
+        order = np.lexsort((short, gap, count))[:CLOSEST_KEPT]
+        return sorted(short[order].tolist())
 
     def _domain_pods(self, node: Node, topology_key: str) -> Sequence[Pod]:
         value = node.labels.get(topology_key)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.classify.context import Context
 from bot.classify.fit import (
@@ -139,3 +141,90 @@ def test_too_many_pods() -> None:
     nodes = [_node("a", allocatable={"cpu": 8.0, "pods": 2.0})]
     replay = FitExplainer(nodes, {"a": {"pods": 2.0}}).explain(Pod(name="p"))
     assert replay.reasons == Counter({"Too many pods": 1})
+
+
+# --- the array replay against the node-by-node definition ------------------------------------
+
+_POOL_SHAPES = [
+    {"cpu": 8.0, "memory": 32.0, "pods": 110.0},
+    {"cpu": 16.0, "memory": 64.0, "pods": 110.0, "nvidia.com/gpu": 4.0},
+    {"cpu": 4.0, "memory": 16.0, "pods": 3.0},
+    {"cpu": 96.0, "memory": 768.0, "pods": 110.0, "nvidia.com/gpu": 8.0, "example.com/fpga": 1.0},
+]
+
+
+@st.composite
+def _cluster(draw: st.DrawFn) -> tuple[list[Node], dict[str, dict[str, float]], Pod]:
+    count = draw(st.integers(min_value=1, max_value=25))
+    nodes, requested = [], {}
+    for index in range(count):
+        name = f"n{index:02d}"
+        shape = draw(st.sampled_from(_POOL_SHAPES))
+        tainted = draw(st.booleans())
+        nodes.append(
+            _node(
+                name,
+                allocatable=dict(shape),
+                labels={"pool": str(_POOL_SHAPES.index(shape)), "kubernetes.io/hostname": name},
+                taints=[Taint(key="dedicated", value="gpu", effect="NoSchedule")] if tainted else [],
+                unschedulable=draw(st.integers(0, 9)) == 0,
+            )
+        )
+        used = {r: draw(st.sampled_from([0.0, a / 2, a, a - 1])) for r, a in shape.items()}
+        requested[name] = used
+    wanted = draw(
+        st.dictionaries(
+            st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "example.com/fpga", "vendor.io/none"]),
+            st.sampled_from([0.5, 1.0, 2.0, 6.0, 40.0]),
+            max_size=4,
+        )
+    )
+    pod = Pod(
+        name="p",
+        requests=wanted,
+        tolerations=[Toleration(key="dedicated", operator="Exists")] if draw(st.booleans()) else [],
+        node_selector={"pool": draw(st.sampled_from(["0", "1", "3"]))} if draw(st.booleans()) else {},
+    )
+    return nodes, requested, pod
+
+
+@settings(max_examples=150, deadline=None)
+@given(_cluster())
+def test_array_replay_counts_and_closest_nodes_match_node_by_node(
+    case: tuple[list[Node], dict[str, dict[str, float]], Pod],
+) -> None:
+    nodes, requested, pod = case
+    explainer = FitExplainer(nodes, requested)
+    replay = explainer.explain(pod)
+
+    # The definition, one node at a time: first failing filter wins, then every lacking resource.
+    reasons: Counter[str] = Counter()
+    short: dict[str, list[str]] = {}
+    fitting, lacking = [], set()
+    for node in nodes:
+        static = explainer.static_reason(pod, node)
+        if static is not None:
+            reasons[static] += 1
+            continue
+        shortfalls = explainer.resource_shortfalls(pod, node)
+        for s in shortfalls:
+            reasons["Too many pods" if s.resource == "pods" else f"Insufficient {s.resource}"] += 1
+            lacking.add(s.resource)
+        if shortfalls:
+            short[node.name] = [s.describe() for s in shortfalls]
+        else:
+            fitting.append(node.name)
+    assert replay.reasons == reasons
+    assert sorted(replay.fitting_nodes) == sorted(fitting)
+    assert replay.lacking_resources == lacking
+    # Only the closest nodes are spelt out, and each one exactly as resource_shortfalls says.
+    assert len(replay.shortfalls) == min(3, len(short))
+    for name, found in replay.shortfalls.items():
+        assert [s.describe() for s in found] == short[name]
+
+    def badness(name: str) -> tuple[int, float]:
+        found = explainer.resource_shortfalls(pod, next(n for n in nodes if n.name == name))
+        return len(found), sum((s.needed - s.free) / s.needed if s.needed else 1.0 for s in found)
+
+    best = sorted(badness(n) for n in short)[:3]
+    assert sorted(badness(n) for n in replay.shortfalls) == best

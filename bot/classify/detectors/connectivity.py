@@ -158,7 +158,7 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
 @detector("head_service", ("service", "selector", "head_pod", "raycluster", "ports"))
 def head_service(ctx: Context, rule: Rule) -> Iterable[Hit]:
     endpoints = {(e.namespace, e.name): e for e in ctx.kube.endpoints}
-    pods_seen = {p.namespace for p in ctx.kube.pods}
+    pods_seen = ctx.pod_namespaces
     for service in ctx.kube.services:
         is_head = service.selector.get("ray.io/node-type") == "head" or service.name.endswith("-head-svc")
         if not is_head:

@@ -47,9 +47,19 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
         gpus = node.allocatable.get(GPU_RESOURCE, 0.0)
         if not (node.name in gpu_nodes or legacy > 0):
             continue
-        label, value = gpu_label(node)
         on_node = plugins.get(node.name, [])
         plugin_ok = any(p.phase == "Running" and p.ready for p in on_node)
+        # Decide first: on a large cluster almost every GPU node is fine, and the texts below
+        # would be built thousands of times for nothing.
+        if wanted == "legacy-resource":
+            applies = legacy > 0 and gpus <= 0
+        elif wanted == "no-allocatable":
+            applies = gpus <= 0 and legacy <= 0
+        else:
+            applies = plugins_collected and not plugin_ok
+        if not applies:
+            continue
+        label, value = gpu_label(node)
         params = {
             "node": node.name,
             "gpu_label": label,
@@ -70,13 +80,13 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
             or f"no {GPU_RESOURCE} in allocatable (labels: {label}={value})",
         )
-        if wanted == "legacy-resource" and legacy > 0 and gpus <= 0:
+        if wanted == "legacy-resource":
             yield Hit(
                 Subject(kind="Node", name=node.name), (figures,), {**params, "resource": LEGACY_GPU_RESOURCE}
             )
-        elif wanted == "no-allocatable" and gpus <= 0 and legacy <= 0:
+        elif wanted == "no-allocatable":
             yield Hit(Subject(kind="Node", name=node.name), (figures,), params)
-        elif wanted == "device-plugin-down" and plugins_collected and not plugin_ok:
+        else:
             evidence = [figures] + [
                 Evidence(source=f"pod {p.name}", text=f"phase {p.phase}, ready {p.ready}") for p in on_node
             ]

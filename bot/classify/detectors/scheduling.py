@@ -244,9 +244,7 @@ def _capacity_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tu
                 "resource": resource,
                 "largest_node": f"{biggest.name} ({largest} {resource} allocatable)",
             }
-    lacking = {
-        s.resource for name in explanation.eligible_nodes for s in explanation.shortfalls.get(name, [])
-    }
+    lacking = explanation.lacking_resources
     explainer_free = {
         resource: sum(
             max(

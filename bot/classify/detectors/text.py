@@ -37,12 +37,29 @@ class TextParams(BaseModel):
                 re.compile(pattern)
             except re.error as error:
                 raise ValueError(f"pattern {pattern!r} does not compile: {error}") from error
+        try:
+            _any_of(tuple(values))
+        except re.error as error:  # e.g. a back-reference to a named group
+            raise ValueError(f"patterns cannot be searched as one alternation: {error}") from error
         return values
 
 
 @lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_]\w*>")
+
+
+@lru_cache(maxsize=128)
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One alternation of a rule's patterns: most lines match none, and one scan rejects them.
+
+    Group names are dropped (two patterns may name the same group); the pattern that matched is
+    searched again on its own to read them.
+    """
+    return re.compile("|".join(f"(?:{_NAMED_GROUP.sub('(?:', p)})" for p in patterns))
 
 
 def _subject(text: Text) -> Subject:
@@ -57,6 +74,7 @@ def _subject(text: Text) -> Subject:
 def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
     params = TextParams.model_validate(rule.params)
     patterns = [_compiled(p) for p in params.patterns]
+    any_pattern = _any_of(tuple(params.patterns))
     excludes = [_compiled(p) for p in params.exclude]
     sources = frozenset(params.sources) if params.sources else None
     grouped: dict[Subject, tuple[dict[str, str], list[Evidence]]] = {}
@@ -65,6 +83,8 @@ def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
         if params.object_kinds is not None and text.object_kind not in params.object_kinds:
             continue
         line = text.text[:20_000]
+        if not any_pattern.search(line):
+            continue
         match = next((m for p in patterns if (m := p.search(line))), None)
         if match is None or any(x.search(line) for x in excludes) or line in seen_lines:
             continue
