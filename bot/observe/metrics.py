@@ -1,0 +1,162 @@
+"""Prometheus metrics for ``/metrics``: is raydiag answering, how fast, and what fails.
+
+Each ``Metrics`` owns its registry, so tests (and two bots in one process) never share counters.
+Label values are bounded: clusters come from the configuration (a typed name that is not
+configured never reaches a label), outcomes, sources, probes and results are fixed words, and
+Slack method and error names come from Slack's own finite vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.handler import RetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.web import SlackResponse
+
+from bot.diagnosis import Diagnosis
+
+Outcome = Literal["healthy", "findings", "partial", "failed", "busy"]
+ProbeResult = Literal["run", "refused", "timed_out", "failed"]
+PostResult = Literal["sent", "edited", "suppressed", "muted", "failed"]
+
+# Diagnoses take from tens of milliseconds (a paste) to the collection deadline (25 s by default).
+LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 60.0)
+
+
+def outcome_of(diagnosis: Diagnosis) -> Outcome:
+    """``partial`` when something could not be read, else whether anything is wrong."""
+    if diagnosis.errors:
+        return "partial"
+    if any(f.severity != "info" for f in diagnosis.findings):
+        return "findings"
+    return "healthy"
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.diagnoses = Counter(
+            "raydiag_diagnoses",
+            "Diagnoses finished, by cluster and outcome.",
+            ["cluster", "outcome"],
+            registry=r,
+        )
+        self.diagnosis_seconds = Histogram(
+            "raydiag_diagnosis_seconds",
+            "Time from the request to a finished diagnosis (collection included), by trigger.",
+            ["trigger"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.collection_errors = Counter(
+            "raydiag_collection_errors",
+            "Parts of a cluster that could not be read, by source.",
+            ["source"],
+            registry=r,
+        )
+        self.slack_api_errors = Counter(
+            "raydiag_slack_api_errors",
+            "Slack Web API calls that failed, by method and error.",
+            ["method", "error"],
+            registry=r,
+        )
+        self.slack_api_retries = Counter(
+            "raydiag_slack_api_retries", "Slack Web API calls retried, by reason.", ["reason"], registry=r
+        )
+        self.probes = Counter(
+            "raydiag_probes",
+            "Probe buttons pressed, by probe and what happened.",
+            ["probe", "result"],
+            registry=r,
+        )
+        self.scheduled_posts = Counter(
+            "raydiag_scheduled_posts", "Scheduled health runs, by what they did.", ["result"], registry=r
+        )
+
+    def record_diagnosis(self, cluster: str, diagnosis: Diagnosis, seconds: float, trigger: str) -> None:
+        self.diagnoses.labels(cluster=cluster, outcome=outcome_of(diagnosis)).inc()
+        self.diagnosis_seconds.labels(trigger=trigger).observe(seconds)
+        for error in diagnosis.errors:
+            self.collection_errors.labels(source=_source_label(error.source)).inc()
+
+    def record_failure(self, cluster: str, outcome: Literal["failed", "busy"]) -> None:
+        self.diagnoses.labels(cluster=cluster, outcome=outcome).inc()
+
+    def record_probe(self, probe: str, result: ProbeResult) -> None:
+        self.probes.labels(probe=probe, result=result).inc()
+
+    def record_scheduled_post(self, result: PostResult) -> None:
+        self.scheduled_posts.labels(result=result).inc()
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The text format body and its content type, for ``GET /metrics``."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+    def counted(self, handler: RetryHandler) -> RetryHandler:
+        return CountedRetries(handler, self)
+
+
+def _source_label(source: str) -> str:
+    """``kubernetes: list pods`` → ``kubernetes``: the layer, not the free text after it."""
+    head = source.split(":", 1)[0].split(maxsplit=1)[0] if source.strip() else "unknown"
+    return head[:40].lower()
+
+
+class CountedRetries(RetryHandler):
+    """Wraps a retry handler: same decisions, and each retry it makes is counted by reason."""
+
+    def __init__(self, inner: RetryHandler, metrics: Metrics) -> None:
+        super().__init__(max_retry_count=inner.max_retry_count, interval_calculator=inner.interval_calculator)
+        self._inner = inner
+        self._metrics = metrics
+
+    def can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        return self._inner.can_retry(state=state, request=request, response=response, error=error)
+
+    def prepare_for_next_attempt(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        if response is not None and response.status_code == 429:
+            reason = "rate_limited"
+        elif response is not None and response.status_code >= 500:
+            reason = "server_error"
+        else:
+            reason = "connection"
+        self._metrics.slack_api_retries.labels(reason=reason).inc()
+        self._inner.prepare_for_next_attempt(state=state, request=request, response=response, error=error)
+
+
+class MeteredWebClient(WebClient):
+    """A WebClient that counts failed Web API calls by method and Slack's error code."""
+
+    def __init__(self, *args: Any, metrics: Metrics, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._metrics = metrics
+        self.retry_handlers = [metrics.counted(h) for h in self.retry_handlers]
+
+    def api_call(self, api_method: str, *args: Any, **kwargs: Any) -> SlackResponse:
+        try:
+            return super().api_call(api_method, *args, **kwargs)
+        except SlackApiError as error:
+            code = str(error.response.get("error") or error.response.status_code)[:60]
+            self._metrics.slack_api_errors.labels(method=api_method[:60], error=code).inc()
+            raise
