@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench lock clean
+.PHONY: demo test lint typecheck unit bench lock clean postgres
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,22 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classify.py
+
+# PostgreSQL's server binaries, for the tests that run the state store on a real PostgreSQL (they
+# start and stop their own throwaway server). Debian's package; nothing to do when it is there.
+# No default cluster is created: the tests need the binaries, not a server on port 5432.
+PG_INITDB := $(wildcard /usr/lib/postgresql/*/bin/initdb)
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+postgres:
+ifeq ($(PG_INITDB),)
+	$(SUDO) mkdir -p /etc/postgresql-common
+	[ -e /etc/postgresql-common/createcluster.conf ] || \
+		echo "create_main_cluster = false" | $(SUDO) tee /etc/postgresql-common/createcluster.conf >/dev/null
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
+else
+	@echo "PostgreSQL found: $(firstword $(PG_INITDB))"
+endif
 
 # Regenerate the lock after changing dependencies in pyproject.toml.
 lock:

@@ -8,6 +8,8 @@ input.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +23,7 @@ from bot.config import NAME, ClusterConfig, Config, ConfigError, load_config
 from bot.diagnosis import Diagnosis
 from bot.render import render_json, render_markdown, render_text
 from bot.render.localize import fill
-from bot.render.messages import Lang
+from bot.render.messages import Lang, say
 from bot.snapshot.files import SnapshotError, load_snapshot
 from bot.snapshot.model import Snapshot
 
@@ -81,6 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     collect.add_argument("-o", "--output", required=True, help="snapshot file to write, or - for stdout")
     _add_target_options(collect)
 
+    capacity = commands.add_parser(
+        "capacity", help="draw where the GPUs are, layer by layer, as a PNG and print the figures"
+    )
+    source = capacity.add_mutually_exclusive_group(required=True)
+    source.add_argument("--snapshot", type=Path, help="snapshot or bundle JSON file")
+    source.add_argument("--cluster", help="RayCluster name (or a cluster name from --config)")
+    capacity.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
+    _add_target_options(capacity)
+    capacity.add_argument("--format", choices=("text", "json"), default="text")
+    capacity.add_argument("--lang", choices=("en", "zh"), default="en")
+
     serve = commands.add_parser("serve", help="run the Slack bot (Socket Mode, or --http)")
     serve.add_argument("--http", action="store_true", help="serve POST /slack/events instead of Socket Mode")
     serve.add_argument("--host", default="0.0.0.0", help="HTTP listen address (default 0.0.0.0)")
@@ -88,6 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list the rule catalogue")
     rules.add_argument("--lang", choices=("en", "zh"), default="en")
+
+    quiz = commands.add_parser("quiz", help="the onboarding quiz: questions here, answers typed as numbers")
+    quiz.add_argument("--lang", choices=("en", "zh"), default="en")
+    quiz.add_argument("--db", help="state database: a SQLite file or a URL (default: the bot's default)")
+    quiz.add_argument("--config", type=Path, help="raydiag config file whose state.url keeps the scores")
+    quiz.add_argument("--user", help="whose progress to use (default: your login name)")
+    quiz_mode = quiz.add_mutually_exclusive_group()
+    quiz_mode.add_argument("--stats", action="store_true", help="show the team's results")
+    quiz_mode.add_argument("--reset", action="store_true", help="forget your answers and start over")
     return parser
 
 
@@ -157,6 +179,49 @@ def _collect(args: argparse.Namespace) -> Snapshot:
         return collect_live(target, deadline_s=deadline, call_timeout_s=call_timeout, progress=progress)
 
 
+def _snapshot(args: argparse.Namespace) -> Snapshot:
+    """The snapshot file given with --snapshot, else a live collection of --cluster."""
+    if args.snapshot is None:
+        return _collect(args)
+    try:
+        return load_snapshot(args.snapshot)
+    except SnapshotError as error:
+        raise UsageError(str(error)) from error
+
+
+def _capacity(args: argparse.Namespace) -> str:
+    """Write the capacity chart to --output; the figures, as a table or JSON, are the result."""
+    from bot.render.capacity import capacity_figures, capacity_table, gap_summary
+    from bot.render.capacity_chart import render_capacity_png
+
+    output: Path = args.output
+    if output.is_dir():
+        raise UsageError(f"{output} is a directory; give the PNG a file name, e.g. {output / 'capacity.png'}")
+    if not output.parent.is_dir():
+        raise UsageError(f"cannot write {output}: {output.parent} is not a directory")
+    snapshot = _snapshot(args)
+    cluster = snapshot.cluster or args.cluster or args.snapshot.stem
+    figures = capacity_figures(snapshot)
+    png = render_capacity_png(figures, cluster=cluster, lang=args.lang)
+    try:
+        output.write_bytes(png)
+    except OSError as error:
+        raise UsageError(f"cannot write {output}: {error.strerror or error}") from error
+    if args.format == "json":
+        report = {
+            "cluster": cluster,
+            "chart": str(output),
+            "summary": gap_summary(figures, args.lang),
+            "models": [dataclasses.asdict(row) for row in figures],
+        }
+        return json.dumps(report, ensure_ascii=False) + "\n"
+    return (
+        capacity_table(figures, cluster=cluster, lang=args.lang)
+        + say("capacity.chart", args.lang, path=output)
+        + "\n"
+    )
+
+
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
     args = build_parser().parse_args(argv)
     catalogue = default_catalogue()
@@ -171,6 +236,23 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
     if args.command == "rules":
         stdout.write(list_rules(catalogue, args.lang))
         return EXIT_OK
+    if args.command == "quiz":
+        from bot.quiz.terminal import QuizCommandError, run_quiz_command
+
+        try:
+            run_quiz_command(
+                db=args.db,
+                config=args.config,
+                user=args.user,
+                lang=args.lang,
+                stats=args.stats,
+                reset=args.reset,
+                stdin=stdin,
+                stdout=stdout,
+            )
+        except QuizCommandError as error:
+            raise UsageError(str(error)) from error
+        return EXIT_OK
     if args.command == "collect":
         snapshot = _collect(args)
         text = snapshot.to_json() + "\n"
@@ -182,17 +264,15 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
             except OSError as error:
                 raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from error
         return EXIT_OK
+    if args.command == "capacity":
+        stdout.write(_capacity(args))
+        return EXIT_OK
     if args.command == "explain":
         from bot.collect.paste import parse_paste
 
         snapshot = parse_paste(_read_text(args.path, stdin))
-    elif args.snapshot is not None:
-        try:
-            snapshot = load_snapshot(args.snapshot)
-        except SnapshotError as error:
-            raise UsageError(str(error)) from error
     else:
-        snapshot = _collect(args)
+        snapshot = _snapshot(args)
     diagnosis = classify(snapshot, catalogue)
     stdout.write(render(diagnosis, catalogue, args.format, args.lang))
     return EXIT_OK

@@ -6,7 +6,9 @@ be a valid string"), never a half-configured bot. The Slack bot and the CLI read
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -112,6 +114,121 @@ class SlackConfig(BaseModel):
         return _slack_ids(values, "channel")
 
 
+STATE_FILE = "raydiag-state.db"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where raydiag keeps files: $RAYDIAG_DATA_DIR, else $XDG_DATA_HOME/raydiag, else ~/.local/share/raydiag.
+
+    In a container, mount a volume there (or set ``state.url``) so the state outlives the Pod.
+    """
+    env = os.environ if env is None else env
+    if env.get("RAYDIAG_DATA_DIR"):
+        return Path(env["RAYDIAG_DATA_DIR"]).expanduser()
+    base = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
+    return base / "raydiag"
+
+
+class StateConfig(BaseModel):
+    """The state database: schedules, mutes, answered events, last posts, quiz scores."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # sqlite:///path/to/file.db or postgresql+psycopg://user@host:5432/db; default: a SQLite file
+    # raydiag-state.db in the data folder (see ``data_dir``).
+    url: str | None = None
+
+    def database_url(self, env: Mapping[str, str] | None = None) -> str:
+        return self.url or f"sqlite:///{data_dir(env) / STATE_FILE}"
+
+
+class ScheduleConfig(BaseModel):
+    """A health post from the configuration: a cluster, a channel, a cron in a time zone."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    channel: str
+    cluster: str
+    namespace: str | None = None  # default: the cluster's namespace
+    cron: str
+    timezone: str = "UTC"
+    mode: Literal["changes", "digest"] = "changes"
+
+    @field_validator("channel")
+    @classmethod
+    def _channel(cls, value: str) -> str:
+        return _slack_ids([value], "channel")[0]
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str | None) -> str | None:
+        if value is not None and not NAME.match(value):
+            raise ValueError("must be a DNS-1123 label (lower-case letters, digits and '-')")
+        return value
+
+    @model_validator(mode="after")
+    def _runnable(self) -> ScheduleConfig:
+        from bot.schedule.cron import cron_problem
+
+        problem = cron_problem(self.cron, self.timezone)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+
+class HealthPostConfig(BaseModel):
+    """How talkative scheduled health posts are."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Pending Pods younger than this are not alarms while the autoscaler is adding capacity.
+    grace_minutes: float = Field(default=10.0, ge=0, le=24 * 60)
+    # An alarm lasting this long is announced once per threshold ("still pending after 40 min").
+    thresholds_minutes: list[int] = Field(default_factory=lambda: [40, 120])
+    # A run with nothing new: refresh the last post's figures in place ("edit") or stay silent ("quiet").
+    unchanged: Literal["edit", "quiet"] = "edit"
+    chart: bool = True  # upload the capacity chart into the post's thread
+
+    @field_validator("thresholds_minutes")
+    @classmethod
+    def _thresholds(cls, values: list[int]) -> list[int]:
+        if any(v <= 0 or v > 7 * 24 * 60 for v in values):
+            raise ValueError("each threshold is a number of minutes between 1 and 10080 (a week)")
+        return sorted(set(values))
+
+
+class LeaderElectionConfig(BaseModel):
+    """Several replicas: only the holder of a Lease runs scheduled posts (see ``bot.leadership``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = False
+    # Namespace of the Lease; default: the Pod's own (POD_NAMESPACE, or the service account's).
+    namespace: str | None = None
+    lease_name: str = "raydiag-leader"
+    lease_duration_s: int = Field(default=15, ge=2, le=300)
+    renew_deadline_s: int = Field(default=10, ge=2, le=300)
+    retry_period_s: int = Field(default=2, ge=1, le=60)
+    # Where the Lease lives; default: in-cluster credentials (kubeconfig only for running outside).
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    @field_validator("namespace", "lease_name")
+    @classmethod
+    def _dns_name(cls, value: str | None) -> str | None:
+        if value is not None and not NAME.match(value):
+            raise ValueError("must be a DNS-1123 label (lower-case letters, digits and '-')")
+        return value
+
+    @model_validator(mode="after")
+    def _timings(self) -> LeaderElectionConfig:
+        if self.renew_deadline_s <= 1.2 * self.retry_period_s:
+            raise ValueError("renew_deadline_s must be more than 1.2 × retry_period_s")
+        if self.lease_duration_s <= self.renew_deadline_s:
+            raise ValueError("lease_duration_s must be more than renew_deadline_s")
+        return self
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -120,6 +237,12 @@ class Config(BaseModel):
     collection: CollectionConfig = Field(default_factory=CollectionConfig)
     probes: ProbeConfig = Field(default_factory=ProbeConfig)
     slack: SlackConfig = Field(default_factory=SlackConfig)
+    state: StateConfig = Field(default_factory=StateConfig)
+    schedules: list[ScheduleConfig] = Field(default_factory=list)
+    health_posts: HealthPostConfig = Field(default_factory=HealthPostConfig)
+    leader_election: LeaderElectionConfig = Field(default_factory=LeaderElectionConfig)
+    # "json": one JSON object per log line (RAYDIAG_LOG_FORMAT overrides).
+    log_format: Literal["text", "json"] = "text"
 
     def language_for(self, channel: str | None, user: str | None) -> Literal["en", "zh"]:
         languages = self.slack.languages
@@ -135,6 +258,25 @@ class Config(BaseModel):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"cluster names must be unique; repeated: {', '.join(duplicates)}")
+        return self
+
+    @field_validator("state", "health_posts", "leader_election", mode="before")
+    @classmethod
+    def _section_of_comments(cls, value: object) -> object:
+        # A section whose keys are all commented out reads as null in YAML: it means "defaults".
+        return {} if value is None else value
+
+    @field_validator("schedules", mode="before")
+    @classmethod
+    def _no_schedules(cls, value: object) -> object:
+        return [] if value is None else value
+
+    @model_validator(mode="after")
+    def _scheduled_clusters_exist(self) -> Config:
+        names = {c.name for c in self.clusters}
+        unknown = sorted({s.cluster for s in self.schedules} - names)
+        if unknown:
+            raise ValueError(f"schedules name clusters that are not configured: {', '.join(unknown)}")
         return self
 
     def cluster(self, name: str) -> ClusterConfig | None:

@@ -13,17 +13,22 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from bot.observe.metrics import MeteredWebClient, Metrics
 
 LOG = logging.getLogger(__name__)
 BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_too_long", "too_many_attachments"})
 PLAIN_LIMIT = 3900
 
 
-def web_client(token: str, base_url: str | None = None) -> WebClient:
-    client = WebClient(token=token, base_url=base_url) if base_url else WebClient(token=token)
-    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
-    return client
+def web_client(token: str, base_url: str | None = None, metrics: Metrics | None = None) -> WebClient:
+    """A Web API client that retries connection errors and 429s (after Retry-After), counted when metered."""
+    handlers = [ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=3)]
+    url = base_url or WebClient.BASE_URL
+    if metrics is not None:
+        return MeteredWebClient(token=token, base_url=url, retry_handlers=handlers, metrics=metrics)
+    return WebClient(token=token, base_url=url, retry_handlers=handlers)
 
 
 def plain_text(message: dict[str, Any]) -> str:

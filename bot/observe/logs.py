@@ -14,9 +14,10 @@ import contextvars
 import json
 import logging
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from bot.snapshot.redact import redact
 
@@ -47,6 +48,22 @@ def request_context(request_id: str | None) -> Iterator[None]:
         yield
     finally:
         _REQUEST_ID.reset(token)
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class ContextExecutor(ThreadPoolExecutor):
+    """A thread pool whose work runs in a copy of the submitter's context (its request id).
+
+    Bolt hands acks and lazy listeners to an executor, and diagnoses run in another; a plain
+    pool starts each task with an empty context, and the request id would be lost on the way.
+    """
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        context = contextvars.copy_context()
+        return super().submit(context.run, fn, *args, **kwargs)  # type: ignore[arg-type]
 
 
 class _RequestIdFilter(logging.Filter):

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.handler import RetryHandler
@@ -76,9 +83,22 @@ class Metrics:
             ["probe", "result"],
             registry=r,
         )
+        self.schedules_leader = Gauge(
+            "raydiag_schedules_leader",
+            "1 while this replica runs the scheduled health posts (it holds the Lease), else 0.",
+            registry=r,
+        )
         self.scheduled_posts = Counter(
             "raydiag_scheduled_posts", "Scheduled health runs, by what they did.", ["result"], registry=r
         )
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Metrics:
+        # Bolt deep-copies each request (its client included) for lazy listeners; a copy of the
+        # counters would count into nothing, so every copy is this same object.
+        return self
+
+    def set_leading(self, leading: bool) -> None:
+        self.schedules_leader.set(1 if leading else 0)
 
     def record_diagnosis(self, cluster: str, diagnosis: Diagnosis, seconds: float, trigger: str) -> None:
         self.diagnoses.labels(cluster=cluster, outcome=outcome_of(diagnosis)).inc()

@@ -145,6 +145,259 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "en": "No known output format was recognised in the input.",
         "zh": "输入中没有识别出已知的输出格式。",
     },
+    # --- capacity picture and health posts (bot/render/capacity*.py, bot/render/health.py) ---
+    "capacity.title": {"en": "GPUs of {cluster}, layer by layer", "zh": "{cluster} 的 GPU，逐层看"},
+    "capacity.stage.allocatable": {"en": "Allocatable on Kubernetes nodes", "zh": "Kubernetes 节点可分配"},
+    "capacity.stage.given_to_ray_pods": {"en": "Given to Ray Pods", "zh": "已分配给 Ray Pod"},
+    "capacity.stage.registered_in_ray": {"en": "Registered in Ray", "zh": "已在 Ray 中登记"},
+    "capacity.stage.in_use": {"en": "In use by actors/tasks", "zh": "被 actor/任务占用"},
+    "capacity.stage.pending_demand": {"en": "Waiting to be placed", "zh": "等待分配的需求"},
+    "capacity.column.model": {"en": "model", "zh": "型号"},
+    "capacity.column.allocatable": {"en": "allocatable", "zh": "可分配"},
+    "capacity.column.given_to_ray_pods": {"en": "given to Ray Pods", "zh": "给 Ray Pod"},
+    "capacity.column.registered_in_ray": {"en": "registered in Ray", "zh": "Ray 登记"},
+    "capacity.column.in_use": {"en": "in use", "zh": "占用"},
+    "capacity.column.pending_demand": {"en": "waiting", "zh": "等待"},
+    "capacity.axis": {"en": "GPUs", "zh": "GPU 数量"},
+    "capacity.model.unknown": {"en": "unknown model", "zh": "型号未知"},
+    "capacity.model.any": {"en": "any model", "zh": "任意型号"},
+    "capacity.none": {
+        "en": "Neither layer shows a GPU: no GPU node, no GPU Pod, no GPU in Ray.",
+        "zh": "两层都看不到 GPU：没有 GPU 节点、没有申请 GPU 的 Pod，Ray 中也没有 GPU。",
+    },
+    "capacity.gap.ray": {
+        "en": "{model}: {missing:g} of the {given:g} GPUs given to Ray Pods are not registered in Ray "
+        "(causes 4 and 8)",
+        "zh": "{model}：分配给 Ray Pod 的 {given:g} 张 GPU 中有 {missing:g} 张没有在 Ray 中登记（原因 4、8）",
+    },
+    "capacity.gap.kubernetes": {
+        "en": "{model}: {wanted:g} GPU(s) wanted but no Ready node offers this model (causes 1, 3 and 7)",
+        "zh": "{model}：需要 {wanted:g} 张 GPU，但没有就绪节点提供这种型号（原因 1、3、7）",
+    },
+    "capacity.gap.none": {
+        "en": "Every GPU given to a Ray Pod is registered in Ray.",
+        "zh": "分配给 Ray Pod 的 GPU 都已在 Ray 中登记。",
+    },
+    "capacity.line": {
+        "en": "*{model}*: {allocatable:g} allocatable → {given:g} given to Ray Pods → {registered:g} "
+        "registered in Ray → {in_use:g} in use · {waiting:g} waiting",
+        "zh": "*{model}*：可分配 {allocatable:g} → 分配给 Ray Pod {given:g} → Ray 登记 {registered:g} "
+        "→ 占用 {in_use:g} · 等待 {waiting:g}",
+    },
+    "capacity.chart": {"en": "Chart: {path}", "zh": "图表：{path}"},
+    "slack.capacity_failed": {
+        "en": "The GPU picture of `{cluster}` could not be drawn: {error}",
+        "zh": "无法画出 `{cluster}` 的 GPU 图：{error}",
+    },
+    "health.title": {"en": "health", "zh": "健康状况"},
+    "health.pending_none": {"en": "no Pod is Pending", "zh": "没有 Pending 的 Pod"},
+    "health.pending": {
+        "en": "{count} Pod(s) Pending, the oldest `{name}` for {age}",
+        "zh": "{count} 个 Pod 处于 Pending，最久的 `{name}` 已等待 {age}",
+    },
+    "health.pending_no_age": {
+        "en": "{count} Pod(s) Pending, among them `{name}`",
+        "zh": "{count} 个 Pod 处于 Pending，其中有 `{name}`",
+    },
+    "health.gpu_nodes": {"en": "{count} GPU node(s)", "zh": "{count} 个 GPU 节点"},
+    "health.model": {
+        "en": "{model}: {allocatable:g} allocatable, {given:g} given to Ray Pods, {waiting:g} waiting",
+        "zh": "{model}：可分配 {allocatable:g}，已分配给 Ray Pod {given:g}，等待 {waiting:g}",
+    },
+    "health.ray_nodes": {
+        "en": "{alive} Ray node(s) alive (head included) for {ready} ready worker Pod(s)",
+        "zh": "存活的 Ray 节点 {alive} 个（含 head），就绪的 worker Pod {ready} 个",
+    },
+    "health.gpus": {
+        "en": "{registered:g} GPU(s) registered in Ray of {given:g} given to Ray Pods",
+        "zh": "Ray Pod 获得 {given:g} 张 GPU，其中 {registered:g} 张已在 Ray 中登记",
+    },
+    "health.demands": {"en": "{count} demand(s) waiting", "zh": "{count} 项资源需求在等待"},
+    "health.actors": {"en": "GPUs held by {actors}", "zh": "占用 GPU 的 actor：{actors}"},
+    "health.actor": {"en": "`{name}` ({gpus:g} for {age})", "zh": "`{name}`（{gpus:g} 张，已 {age}）"},
+    "health.actor_no_age": {"en": "`{name}` ({gpus:g})", "zh": "`{name}`（{gpus:g} 张）"},
+    "health.more_actors": {"en": "{count} more", "zh": "另有 {count} 个"},
+    "health.no_actors": {"en": "no actor holds a GPU", "zh": "没有 actor 占用 GPU"},
+    "health.top": {
+        "en": "*Top finding:* {title} (`{code}`, {cause})",
+        "zh": "*首要发现：*{title}（`{code}`，{cause}）",
+    },
+    "health.no_finding": {
+        "en": "No warning or critical finding in the layers that were read.",
+        "zh": "已读取的各层中没有警告或严重级别的发现。",
+    },
+    "health.scaling_up": {
+        "en": "Capacity is being added right now: Pods that only just went Pending are expected to wait.",
+        "zh": "集群正在扩容：刚进入 Pending 的 Pod 需要等一会儿，属于正常现象。",
+    },
+    "duration.days": {"en": "{days} d {hours} h", "zh": "{days} 天 {hours} 小时"},
+    "duration.hours": {"en": "{hours} h {minutes} min", "zh": "{hours} 小时 {minutes} 分钟"},
+    "duration.minutes": {"en": "{minutes} min", "zh": "{minutes} 分钟"},
+    "duration.seconds": {"en": "{seconds} s", "zh": "{seconds} 秒"},
+    # --- onboarding quiz (bot/quiz/) ---
+    "quiz.title": {"en": "Onboarding quiz", "zh": "入门测验"},
+    "quiz.position": {"en": "Question {number} of {total}", "zh": "第 {number} 题，共 {total} 题"},
+    "quiz.from_guide": {"en": "from the guide's self-test", "zh": "出自指南的读后自测"},
+    "quiz.score": {
+        "en": "Score: {correct} correct of {answered} answered, {remaining} to go",
+        "zh": "得分：已答 {answered} 题，答对 {correct} 题，还剩 {remaining} 题",
+    },
+    "quiz.correct": {"en": "Correct.", "zh": "回答正确。"},
+    "quiz.incorrect": {"en": "Not quite: the answer is {letter}.", "zh": "不对，正确答案是 {letter}。"},
+    "quiz.again_right": {
+        "en": "You had answered this one before, and that first answer (right) is the one that counts.",
+        "zh": "这道题你之前答过，计分以第一次的答案为准（答对）。",
+    },
+    "quiz.again_wrong": {
+        "en": "You had answered this one before, and that first answer (wrong) is the one that counts.",
+        "zh": "这道题你之前答过，计分以第一次的答案为准（答错）。",
+    },
+    "quiz.your_answer": {"en": "your answer", "zh": "你的答案"},
+    "quiz.about_cause": {"en": "Cause {cause}: {name}", "zh": "原因 {cause}：{name}"},
+    "quiz.about_triage": {"en": "Triage order", "zh": "排查顺序"},
+    "quiz.about_verification": {"en": "Verification order after a fix", "zh": "修复后的验证顺序"},
+    "quiz.cause.1": {
+        "en": "Kubernetes resources insufficient or fragmented",
+        "zh": "Kubernetes 资源不足或碎片化",
+    },
+    "quiz.cause.2": {"en": "Node constraints do not match", "zh": "节点约束不匹配"},
+    "quiz.cause.3": {"en": "GPU not exposed by Kubernetes", "zh": "Kubernetes 没有暴露 GPU"},
+    "quiz.cause.4": {"en": "Ray node did not register its GPUs", "zh": "Ray 节点没有登记 GPU"},
+    "quiz.cause.5": {"en": "Ray logical resources held by others", "zh": "Ray 逻辑资源被其他任务占用"},
+    "quiz.cause.6": {"en": "Request can never be satisfied", "zh": "请求本身永远无法满足"},
+    "quiz.cause.7": {"en": "GPU type chain broken between the layers", "zh": "两层之间的 GPU 卡型链路断裂"},
+    "quiz.cause.8": {"en": "Head and workers are not connected", "zh": "head 与 worker 没有连通"},
+    "quiz.cause.9": {"en": "Autoscaling did not deliver", "zh": "自动伸缩没有兑现资源"},
+    "quiz.cause.10": {
+        "en": "Application error mistaken for scheduling",
+        "zh": "把应用错误当成了调度问题",
+    },
+    "quiz.next": {"en": "Next question", "zh": "下一题"},
+    "quiz.finished": {
+        "en": "You have answered all {total} questions: {correct} correct.",
+        "zh": "{total} 道题已全部答完：答对 {correct} 题。",
+    },
+    "quiz.restart": {"en": "Start over", "zh": "重新开始"},
+    "quiz.restart_title": {"en": "Start the quiz over?", "zh": "重新开始测验？"},
+    "quiz.restart_warning": {
+        "en": "This clears your answers and your score on the team's list.",
+        "zh": "这会清除你的答题记录，以及你在团队成绩中的得分。",
+    },
+    "quiz.cancel": {"en": "Cancel", "zh": "取消"},
+    "quiz.refused": {
+        "en": "That button does not belong to a quiz question I know; nothing was recorded.",
+        "zh": "这个按钮不对应任何已知的测验题目；没有记录任何内容。",
+    },
+    "quiz.stats_title": {"en": "Onboarding quiz: team results", "zh": "入门测验：团队成绩"},
+    "quiz.stats_line": {
+        "en": "{rank}. {user}: {correct} correct of {answered} answered",
+        "zh": "{rank}. {user}：已答 {answered} 题，答对 {correct} 题",
+    },
+    "quiz.stats_summary": {
+        "en": "{people} people have taken the quiz; it has {total} questions.",
+        "zh": "已有 {people} 人参加测验；题库共 {total} 题。",
+    },
+    "quiz.stats_more": {"en": "… and {count} more", "zh": "……另有 {count} 人"},
+    "quiz.stats_empty": {"en": "Nobody has taken the quiz yet.", "zh": "还没有人做过测验。"},
+    "quiz.ask": {"en": "Your answer (1-{count}, q to quit): ", "zh": "你的答案（1-{count}，q 退出）："},
+    "quiz.bad_input": {
+        "en": "Type a number from 1 to {count}, or q to quit.",
+        "zh": "请输入 1 到 {count} 之间的数字，或输入 q 退出。",
+    },
+    "quiz.saved": {
+        "en": "Your progress is saved; run `raydiag quiz` again to go on.",
+        "zh": "进度已保存；再次运行 `raydiag quiz` 即可继续。",
+    },
+    "quiz.start_over_hint": {
+        "en": "Run `raydiag quiz --reset` to start over.",
+        "zh": "运行 `raydiag quiz --reset` 可以重新开始。",
+    },
+    "quiz.reset_done": {"en": "Your answers were cleared.", "zh": "你的答题记录已清除。"},
+    "quiz.failed": {
+        "en": "The quiz cannot reach its state database just now; please try again in a while.",
+        "zh": "测验暂时无法访问状态数据库，请稍后再试。",
+    },
+    # --- scheduled health posts and durable state (bot/schedule/, bot/store/) ---
+    "state.mute_failed": {
+        "en": "The mute could not be saved (the state database did not answer); nothing was muted.",
+        "zh": "静音未能保存（状态数据库没有响应），本次没有静音。",
+    },
+    "schedule.headline.first": {
+        "en": "scheduled post `{cron}` ({timezone}); from now on it speaks only when something changes",
+        "zh": "定时播报 `{cron}`（{timezone}）；此后只在情况变化时发言",
+    },
+    "schedule.headline.first_digest": {
+        "en": "scheduled digest `{cron}` ({timezone}), posted every run",
+        "zh": "定时汇总 `{cron}`（{timezone}），每次都会发送",
+    },
+    "schedule.headline.digest": {"en": "digest", "zh": "汇总"},
+    "schedule.headline.new": {"en": "new: {title}", "zh": "新情况：{title}"},
+    "schedule.headline.new_more": {
+        "en": "new: {title} (and {more} more)",
+        "zh": "新情况：{title}（另有 {more} 项）",
+    },
+    "schedule.headline.cleared": {
+        "en": "{count} finding(s) of the last post cleared",
+        "zh": "上次播报中的 {count} 项问题已消失",
+    },
+    "schedule.headline.resolved": {
+        "en": "all clear: every finding of the last post is gone",
+        "zh": "已恢复：上次播报中的问题都已消失",
+    },
+    "schedule.headline.still_pending": {
+        "en": "`{name}` still pending after {minutes} min",
+        "zh": "`{name}` 已 Pending 超过 {minutes} 分钟",
+    },
+    "schedule.headline.unresolved": {
+        "en": "{title} — unresolved after {minutes} min",
+        "zh": "{title}——超过 {minutes} 分钟仍未解决",
+    },
+    "schedule.headline.unchanged": {
+        "en": "no change since {since}; figures as of {now}",
+        "zh": "自 {since} 以来没有变化；数字更新于 {now}",
+    },
+    "schedule.mode.changes": {"en": "posts when something changes", "zh": "有变化时播报"},
+    "schedule.mode.digest": {"en": "a digest every run", "zh": "每次发送汇总"},
+    "schedule.added": {
+        "en": "Health posts for `{cluster}` in <#{channel}>: `{cron}` ({timezone}), {mode}. "
+        "Id `{id}`; next run {next}.",
+        "zh": "已为 `{cluster}` 在 <#{channel}> 设置健康播报：`{cron}`（{timezone}），{mode}。"
+        "编号 `{id}`；下次运行 {next}。",
+    },
+    "schedule.removed": {
+        "en": "Schedule `{id}` removed; it posts no more.",
+        "zh": "定时播报 `{id}` 已删除，不会再发送。",
+    },
+    "schedule.no_such": {
+        "en": "There is no schedule `{id}`; `/raydiag schedule list` shows them.",
+        "zh": "没有编号为 `{id}` 的定时播报；用 `/raydiag schedule list` 查看全部。",
+    },
+    "schedule.from_config": {
+        "en": "Schedule `{id}` comes from the configuration file; remove it there and restart raydiag.",
+        "zh": "定时播报 `{id}` 来自配置文件，请在配置文件中删除并重启 raydiag。",
+    },
+    "schedule.refused": {
+        "en": "Only people on the probe allow-list may change schedules; nothing was changed.",
+        "zh": "只有探针白名单中的成员可以修改定时播报；本次没有任何改动。",
+    },
+    "schedule.list_heading": {"en": "*Health-post schedules*", "zh": "*定时健康播报*"},
+    "schedule.list_empty": {
+        "en": "No health posts are scheduled. Add one with "
+        "`/raydiag schedule add <cluster> <cron> [time zone] [changes|digest]`.",
+        "zh": "目前没有定时健康播报。可用 "
+        "`/raydiag schedule add <集群> <cron> [时区] [changes|digest]` 添加。",
+    },
+    "schedule.list_line": {
+        "en": "`{id}` · `{cluster}` → <#{channel}> · `{cron}` {timezone} · {mode} · next {next}",
+        "zh": "`{id}` · `{cluster}` → <#{channel}> · `{cron}` {timezone} · {mode} · 下次 {next}",
+    },
+    "schedule.list_from_config": {"en": " · from the configuration", "zh": " · 来自配置文件"},
+    "schedule.never": {"en": "never", "zh": "不会再运行"},
+    "schedule.store_failed": {
+        "en": "Schedules cannot be read or changed right now (the state database did not answer); "
+        "diagnoses still work.",
+        "zh": "暂时无法读取或修改定时播报（状态数据库没有响应）；诊断功能不受影响。",
+    },
 }
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ from bot.collect.live import Target, collect_live
 from bot.config import ClusterConfig, Config
 from bot.deliver.slack_poster import post, post_thread, web_client
 from bot.diagnosis import Diagnosis
+from bot.observe.logs import ContextExecutor, current_request_id, new_request_id, request_context
+from bot.observe.metrics import Metrics
 from bot.render.messages import Lang, say
 from bot.render.slack import (
     ACTION_MUTE,
@@ -33,19 +36,22 @@ from bot.render.slack import (
     render_thread,
 )
 from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
-from bot.slack.state import ClusterLocks, Mutes, SeenOnce
+from bot.slack.state import AnsweredOnce, ClusterLocks, MuteList, Mutes, SeenOnce, StoredMutes, StoredSeenOnce
 from bot.slack.workers import Busy, SharedRuns
+from bot.snapshot.model import Snapshot
+from bot.store import Store, StoreError
 
 LOG = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "raydiag_diagnose_message"
 
 Diagnose = Callable[[ClusterConfig, str], Diagnosis]
+CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
 # A sub-command's lazy handler: (bot, parsed command, Slack's command payload, client, respond).
 CommandHandler = Callable[["Bot", Command, dict[str, Any], WebClient, Respond], None]
 
 
-def live_diagnosis(config: Config) -> Diagnose:
-    def run(cluster: ClusterConfig, namespace: str) -> Diagnosis:
+def live_snapshot(config: Config) -> CollectSnapshot:
+    def run(cluster: ClusterConfig, namespace: str) -> Snapshot:
         target = Target(
             cluster=cluster.name,
             namespace=namespace,
@@ -54,12 +60,16 @@ def live_diagnosis(config: Config) -> Diagnose:
             context=cluster.context,
             dashboard_url=cluster.dashboard_url,
         )
-        snapshot = collect_live(
+        return collect_live(
             target, deadline_s=config.collection.deadline_s, call_timeout_s=config.collection.call_timeout_s
         )
-        return classify(snapshot)
 
     return run
+
+
+def live_diagnosis(config: Config) -> Diagnose:
+    collect = live_snapshot(config)
+    return lambda cluster, namespace: classify(collect(cluster, namespace))
 
 
 @dataclass
@@ -69,25 +79,45 @@ class Bot:
     config: Config
     diagnose: Diagnose
     catalogue: Catalogue = field(default_factory=default_catalogue)
-    mutes: Mutes = field(default_factory=Mutes)
-    seen: SeenOnce = field(default_factory=SeenOnce)
+    # Durable state shared by replicas (schedules, mutes, answered events, quiz); None: in-process only.
+    store: Store | None = None
+    mutes: MuteList = field(default_factory=Mutes)
+    seen: AnsweredOnce = field(default_factory=SeenOnce)
     probe_locks: ClusterLocks = field(default_factory=ClusterLocks)
     runs: SharedRuns[Diagnosis] = field(init=False)
     # Sub-commands (capacity, quiz, schedule …) by kind; a kind without a handler is "not available".
     handlers: dict[str, CommandHandler] = field(default_factory=dict)
+    # Reads a cluster for pictures that need more than the diagnosis (capacity); None: live.
+    snapshot_of: CollectSnapshot | None = None
+    metrics: Metrics = field(default_factory=Metrics)
     _posted: dict[tuple[int, str], str] = field(default_factory=dict)  # (run, channel) already answered
     _posted_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.runs = SharedRuns(self.config.slack.workers, self.config.slack.queue)
+        if self.store is not None:
+            self.mutes, self.seen = StoredMutes(self.store), StoredSeenOnce(self.store)
+
+    def snapshot(self, cluster: ClusterConfig, namespace: str) -> Snapshot:
+        return (self.snapshot_of or live_snapshot(self.config))(cluster, namespace)
 
     def lang(self, channel: str | None, user: str | None) -> Lang:
         return self.config.language_for(channel, user)
 
     def start(self, cluster: ClusterConfig, namespace: str) -> Future[Diagnosis]:
         """The shared run for this cluster: started now, or joined if one is running."""
-        future, _ = self.runs.submit((cluster.name, namespace), lambda: self.diagnose(cluster, namespace))
+        future, _ = self.runs.submit((cluster.name, namespace), lambda: self._measured(cluster, namespace))
         return future
+
+    def _measured(self, cluster: ClusterConfig, namespace: str) -> Diagnosis:
+        started = time.monotonic()
+        try:
+            diagnosis = self.diagnose(cluster, namespace)
+        except Exception:
+            self.metrics.record_failure(cluster.name, "failed")
+            raise
+        self.metrics.record_diagnosis(cluster.name, diagnosis, time.monotonic() - started, trigger="slack")
+        return diagnosis
 
     def claim_post(self, run_id: int, channel: str) -> bool:
         """True for the first caller of a shared run in a channel: that one posts, the others point to it."""
@@ -145,14 +175,19 @@ def deliver_diagnosis(
     try:
         future = bot.start(cluster, namespace)
     except Busy:
+        bot.metrics.record_failure(cluster.name, "busy")
         _tell(client, channel, user, say("slack.busy", lang), thread_ts, notify)
         return
 
+    request_id = current_request_id()
+
     def deliver(done: Future[Diagnosis]) -> None:
-        try:
-            _deliver(bot, client, done, cluster, channel, user, thread_ts, notify)
-        except Exception:  # posting failed even after retries: logged, never raised into a pool
-            LOG.exception("could not deliver the diagnosis of %s", cluster.name)
+        # Runs in whichever thread finished the diagnosis: the asker's request id is set again here.
+        with request_context(request_id):
+            try:
+                _deliver(bot, client, done, cluster, channel, user, thread_ts, notify)
+            except Exception:  # posting failed even after retries: logged, never raised into a pool
+                LOG.exception("could not deliver the diagnosis of %s", cluster.name)
 
     future.add_done_callback(deliver)
 
@@ -266,15 +301,22 @@ def build_app(
     api_url: str | None = None,
     probe_handlers: dict[str, Callable[..., None]] | None = None,
 ) -> App:
-    client = web_client(token, api_url)
+    client = web_client(token, api_url, metrics=bot.metrics)
     app = App(
         signing_secret=signing_secret,
         # Acks and lazy listeners run here; lazy listeners only hand work to the diagnosis pool.
-        listener_executor=ThreadPoolExecutor(max_workers=32, thread_name_prefix="raydiag-listener"),
+        # Each task runs in the submitter's context, so it logs with the request's id.
+        listener_executor=ContextExecutor(max_workers=32, thread_name_prefix="raydiag-listener"),
         client=client,
         process_before_response=False,
         token_verification_enabled=False,
     )
+
+    @app.middleware
+    def tag_request(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:
+        # Set before Bolt hands the request to its executor, so acks and lazy work inherit it.
+        with request_context(new_request_id(body)):
+            return next()
 
     @app.middleware
     def answer_each_event_once(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:
@@ -351,7 +393,14 @@ def build_app(
         if press is None:
             return
         hours = bot.config.slack.mute_hours
-        bot.mutes.mute(press.cluster.name, hours * 3600)
+        try:
+            bot.mutes.mute(press.cluster.name, hours * 3600, by=press.user)
+        except StoreError as error:
+            LOG.warning("mute of %s not saved: %s", press.cluster.name, error)
+            client.chat_postEphemeral(
+                channel=press.channel, user=press.user, text=say("state.mute_failed", press.lang)
+            )
+            return
         text = say("slack.muted", press.lang, user=press.user, cluster=press.cluster.name, hours=hours)
         post(client, press.channel, note_message(text), press.thread)
 

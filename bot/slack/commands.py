@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.config import NAME, ClusterConfig, Config
 
@@ -133,18 +132,14 @@ def _parse_schedule(words: list[str], config: Config) -> Command:
 
 
 def schedule_problem(spec: ScheduleSpec) -> str | None:
-    """Why a schedule cannot run (bad cron field or unknown time zone), or None when it can."""
-    try:
-        ZoneInfo(spec.timezone)
-    except (ZoneInfoNotFoundError, ValueError):
-        return f"unknown time zone {spec.timezone}"
-    from apscheduler.triggers.cron import CronTrigger
+    """Why a schedule cannot run (bad cron field or unknown time zone), or None when it can.
 
-    try:
-        CronTrigger.from_crontab(spec.cron, timezone=spec.timezone)
-    except ValueError as error:
-        return f"{spec.cron}: {error}"
-    return None
+    Cron fields mean what they mean in crontab (weekday 0 and 7 are Sunday); the check is the
+    scheduler's own conversion, so what is accepted here is what runs.
+    """
+    from bot.schedule.cron import cron_problem
+
+    return cron_problem(spec.cron, spec.timezone)
 
 
 def named_clusters(text: str, config: Config) -> list[ClusterConfig]:

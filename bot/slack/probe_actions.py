@@ -21,6 +21,8 @@ from bot.collect.kubernetes import KubernetesReader
 from bot.collect.live import Target, kubernetes_client
 from bot.config import ClusterConfig
 from bot.deliver.slack_poster import post
+from bot.observe.metrics import ProbeResult
+from bot.probes import Outcome
 from bot.render.messages import say
 from bot.render.slack import ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS
 from bot.slack.app import Bot, button_press
@@ -35,6 +37,13 @@ def dashboard_url(cluster: ClusterConfig) -> str:
         cluster.dashboard_url
         or Target(cluster.name, cluster.namespace, cluster.raycluster).default_dashboard_url()
     )
+
+
+def probe_result(outcome: Outcome) -> ProbeResult:
+    """A probe's outcome in the metric's words: it ran, it timed out, or it could not run."""
+    if outcome == "ran":
+        return "run"
+    return "timed_out" if outcome == "pending_timeout" else "failed"
 
 
 def may_start_work(bot: Bot, client: WebClient, user: str) -> bool:
@@ -77,11 +86,13 @@ def gpu_probe(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
         return
     cluster, channel, thread, user, lang = press.cluster, press.channel, press.thread, press.user, press.lang
     if not may_start_work(bot, client, user):
+        bot.metrics.record_probe("gpu", "refused")
         client.chat_postEphemeral(
             channel=channel, user=user, text=say("slack.refused_probe", lang, cluster=cluster.name)
         )
         return
     if not bot.probe_locks.try_acquire(cluster.name):
+        bot.metrics.record_probe("gpu", "refused")
         client.chat_postEphemeral(
             channel=channel, user=user, text=say("slack.probe_busy", lang, cluster=cluster.name)
         )
@@ -91,6 +102,7 @@ def gpu_probe(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
         result = run_gpu_probe(
             dashboard_url(cluster), gpu_type=_gpu_type(body), timeout_s=bot.config.probes.gpu_timeout_s
         )
+        bot.metrics.record_probe("gpu", probe_result(result.outcome))
         post(client, channel, gpu_probe_message(result, cluster.name, lang), thread)
     finally:
         bot.probe_locks.release(cluster.name)
@@ -120,6 +132,7 @@ def head_check(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
     except Exception:  # no credentials: check what can be checked from the dashboard URL alone
         reader = None
     result = check_head(reader, cluster.namespace, target.raycluster_name, dashboard_url(cluster))
+    bot.metrics.record_probe("head", probe_result(result.outcome))
     post(client, channel, head_check_message(result, cluster.name, lang), thread)
 
 
@@ -133,6 +146,7 @@ def ray_status(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
     cluster, channel, thread, lang = press.cluster, press.channel, press.thread, press.lang
     press.announce(client, say("slack.ray_status", lang))
     result = ray_status_text(dashboard_url(cluster), timeout_s=bot.config.collection.call_timeout_s)
+    bot.metrics.record_probe("ray_status", probe_result(result.outcome))
     post(client, channel, status_message(result, cluster.name, lang), thread)
 
 

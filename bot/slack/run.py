@@ -11,8 +11,21 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.config import Config, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
+
+    from bot.leadership import Leadership
+    from bot.observe.metrics import Metrics
+    from bot.schedule.jobs import HealthScheduler
+    from bot.slack.app import Bot
+    from bot.store import Store
+
+LOG = logging.getLogger(__name__)
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 class StartupError(Exception):
@@ -55,14 +68,91 @@ def load(environment: Environment) -> Config:
         raise StartupError(str(error)) from error
 
 
-def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None) -> None:
-    from bot.slack.app import Bot, build_app, live_diagnosis
-    from bot.slack.probe_actions import PROBE_HANDLERS
+def open_state(config: Config, env: Mapping[str, str] | None = None) -> Store | None:
+    """The state store, or None after one log line: the bot then answers diagnoses without schedules."""
+    from bot.store import StoreError, open_store
 
-    environment = Environment.read(os.environ if env is None else env, http)
+    try:
+        return open_store(config.state.database_url(env))
+    except StoreError as error:
+        LOG.error("%s; running without schedules, mutes and answered events kept in this process only", error)
+        return None
+
+
+def start_schedules(bot: Bot, client: WebClient, *, leading: bool = True) -> HealthScheduler | None:
+    """Scheduled health posts when the bot has a store; None (schedules "not available") otherwise."""
+    if bot.store is None:
+        return None
+    from bot.schedule.service import start_health_posts
+    from bot.store import StoreError
+
+    try:
+        return start_health_posts(bot, client, leading=leading)
+    except StoreError as error:
+        LOG.error("%s; running without schedules", error)
+        return None
+
+
+def start_leadership(
+    config: Config, schedules: HealthScheduler, metrics: Metrics, env: Mapping[str, str]
+) -> Leadership:
+    """Compete for the Lease; the scheduler runs jobs only while this replica holds it."""
+    from bot.collect.live import Target, kubernetes_client
+    from bot.leadership import Leadership, LeaseSettings
+
+    election = config.leader_election
+    namespace = election.namespace or env.get("POD_NAMESPACE") or _service_account_namespace() or "raydiag"
+    target = Target(
+        cluster="lease", namespace=namespace, kubeconfig=election.kubeconfig, context=election.context
+    )
+    try:
+        api_client = kubernetes_client(target)
+    except Exception as error:  # no credentials: say so once and stop, rather than post from every replica
+        raise StartupError(f"leader election: cannot reach the Kubernetes API ({error})") from error
+    settings = LeaseSettings(
+        namespace=namespace,
+        name=election.lease_name,
+        lease_duration_s=election.lease_duration_s,
+        renew_deadline_s=election.renew_deadline_s,
+        retry_period_s=election.retry_period_s,
+    )
+
+    def lead() -> None:
+        schedules.lead()
+        metrics.set_leading(True)
+
+    def follow() -> None:
+        schedules.follow()
+        metrics.set_leading(False)
+
+    leadership = Leadership(settings, api_client, on_lead=lead, on_lose=follow)
+    leadership.start()
+    return leadership
+
+
+def _service_account_namespace() -> str | None:
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None) -> None:
+    from bot.observe.logs import configure_logging
+    from bot.quiz.slack_actions import install_quiz_actions, register_quiz
+    from bot.slack.app import Bot, build_app, live_diagnosis
+    from bot.slack.capacity_command import register_capacity
+    from bot.slack.probe_actions import PROBE_HANDLERS
+    from bot.slack.server import SlackHTTPServer
+
+    variables = os.environ if env is None else env
+    environment = Environment.read(variables, http)
     config = load(environment)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    bot = Bot(config=config, diagnose=live_diagnosis(config))
+    log_format = variables.get("RAYDIAG_LOG_FORMAT") or config.log_format
+    configure_logging("json" if log_format == "json" else "text")
+    bot = Bot(config=config, diagnose=live_diagnosis(config), store=open_state(config, env))
+    register_capacity(bot)
+    register_quiz(bot)
     app = build_app(
         bot,
         token=environment.bot_token,
@@ -70,14 +160,22 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         api_url=environment.api_url,
         probe_handlers=PROBE_HANDLERS,
     )
+    install_quiz_actions(app, bot)
+    elect = config.leader_election.enabled
+    schedules = start_schedules(bot, app.client, leading=not elect)
+    if elect and schedules is not None:
+        start_leadership(config, schedules, bot.metrics, variables)
+    else:
+        bot.metrics.set_leading(schedules is not None)
+    # HTTP mode: Slack's endpoint. Socket Mode: the same server answers probes and Prometheus.
+    server = SlackHTTPServer(app, host, port, metrics=bot.metrics.exposition)
     if http:
-        from bot.slack.server import SlackHTTPServer
-
-        server = SlackHTTPServer(app, host, port)
-        logging.getLogger(__name__).info("raydiag listening on %s/slack/events", server.url)
+        LOG.info("raydiag listening on %s/slack/events", server.url)
         server.serve_forever()
     else:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
+        server.start_background()
+        LOG.info("raydiag in Socket Mode; health and metrics on %s", server.url)
         assert environment.app_token is not None
         SocketModeHandler(app, environment.app_token).start()  # type: ignore[no-untyped-call]

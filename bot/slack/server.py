@@ -1,4 +1,7 @@
-"""HTTP mode: Bolt's single endpoint ``POST /slack/events`` on a threaded server, plus health checks.
+"""Bolt's single endpoint ``POST /slack/events`` on a threaded server, plus health checks and metrics.
+
+In HTTP mode Slack posts here; in Socket Mode the same server answers the kubelet's probes and
+Prometheus (``/healthz``, ``/readyz``, ``/metrics``) while events arrive over the socket.
 
 Bolt's development server handles one request at a time; a burst of slash commands during an
 incident must each be acknowledged within 3 seconds, so requests are served on threads here.
@@ -46,6 +49,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/readyz":
             ready = self.server.ready()
             self._send(200 if ready else 503, b"ready" if ready else b"not ready")
+        elif path == "/metrics" and self.server.metrics is not None:
+            body, content_type = self.server.metrics()
+            self._send(200, body, content_type)
         else:
             self._send(404, b"not found")
 
@@ -78,10 +84,18 @@ class SlackHTTPServer(http.server.ThreadingHTTPServer):
     # A burst of commands during an incident must not overflow the listen backlog (default 5).
     request_queue_size = 256
 
-    def __init__(self, app: App, host: str, port: int, ready: Callable[[], bool] = lambda: True) -> None:
+    def __init__(
+        self,
+        app: App,
+        host: str,
+        port: int,
+        ready: Callable[[], bool] = lambda: True,
+        metrics: Callable[[], tuple[bytes, str]] | None = None,
+    ) -> None:
         super().__init__((host, port), _Handler)
         self.app = app
         self.ready = ready
+        self.metrics = metrics
 
     @property
     def url(self) -> str:

@@ -1,15 +1,37 @@
-"""In-process state the bot keeps between requests: mutes, events already answered, probe locks.
+"""State the bot keeps between requests: mutes, events already answered, probe locks.
 
-Kept behind small classes so that a durable store (a database shared by replicas) can replace
-them without touching the listeners.
+Mutes and answered events live in the state store (``StoredMutes``, ``StoredSeenOnce``) so that
+they survive restarts and are shared by replicas: a Mute pressed on one replica silences scheduled
+posts run by another, and a Slack retry that reaches a second replica is still answered once. The
+in-process ``Mutes`` and ``SeenOnce`` stand in when there is no store (the CLI, tests, or a bot whose
+database could not be opened), with the same methods. Probe locks stay in-process: a probe is a
+running thread, and a lock outliving its process would block the cluster until someone cleared it.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from bot.store import Store, StoreError
+
+LOG = logging.getLogger(__name__)
+EVENT_MEMORY_S = 3600.0
+
+
+class MuteList(Protocol):
+    def mute(self, cluster: str, seconds: float, by: str = "") -> object: ...
+
+    def muted(self, cluster: str) -> bool: ...
+
+
+class AnsweredOnce(Protocol):
+    def first(self, key: str) -> bool: ...
 
 
 class Mutes:
@@ -20,7 +42,7 @@ class Mutes:
         self._lock = threading.Lock()
         self._clock = clock
 
-    def mute(self, cluster: str, seconds: float) -> float:
+    def mute(self, cluster: str, seconds: float, by: str = "") -> float:
         until = self._clock() + seconds
         with self._lock:
             self._until[cluster] = until
@@ -41,7 +63,7 @@ class SeenOnce:
     """Remembers keys (Slack event ids) for a while; the first ``first()`` call for a key wins."""
 
     def __init__(
-        self, ttl_s: float = 3600.0, limit: int = 50_000, clock: Callable[[], float] = time.monotonic
+        self, ttl_s: float = EVENT_MEMORY_S, limit: int = 50_000, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._seen: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
@@ -59,6 +81,42 @@ class SeenOnce:
             if key in self._seen:
                 return False
             self._seen[key] = now
+            return True
+
+
+class StoredMutes:
+    """Mutes in the state store, by cluster, shared by every replica; ``by`` is who pressed Mute."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def mute(self, cluster: str, seconds: float, by: str = "") -> datetime:
+        until = self._store.clock() + timedelta(seconds=seconds)
+        self._store.mute(cluster, until, by)
+        return until
+
+    def muted(self, cluster: str) -> bool:
+        try:
+            return self._store.muted_until(cluster, self._store.clock()) is not None
+        except StoreError as error:
+            # Better one unwanted post than a bot that never speaks while its database is away.
+            LOG.warning("cannot read mutes, treating %s as not muted: %s", cluster, error)
+            return False
+
+
+class StoredSeenOnce:
+    """Keys (Slack event ids) remembered in the state store; the first ``first()`` on any replica wins."""
+
+    def __init__(self, store: Store, ttl_s: float = EVENT_MEMORY_S) -> None:
+        self._store = store
+        self._ttl = timedelta(seconds=ttl_s)
+
+    def first(self, key: str) -> bool:
+        try:
+            return self._store.first_seen(key, self._store.clock(), self._ttl)
+        except StoreError as error:
+            # Answering a retried event twice is better than answering no event at all.
+            LOG.warning("cannot record event %s, answering it: %s", key, error)
             return True
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Generic, TypeVar
+
+from bot.observe.logs import ContextExecutor
 
 T = TypeVar("T")
 
@@ -21,7 +23,8 @@ class Busy(Exception):
 
 class SharedRuns(Generic[T]):
     def __init__(self, workers: int, queue: int) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="raydiag-diagnosis")
+        # Runs keep the request id of whoever started them, for their log lines.
+        self._pool = ContextExecutor(max_workers=workers, thread_name_prefix="raydiag-diagnosis")
         self._capacity = threading.BoundedSemaphore(workers + queue)
         self._lock = threading.Lock()
         self._running: dict[Hashable, Future[T]] = {}

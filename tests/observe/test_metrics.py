@@ -93,3 +93,20 @@ def test_slack_errors_and_retries_are_counted_by_method_and_reason() -> None:
     assert samples[("raydiag_slack_api_retries_total", (("reason", "rate_limited"),))] == 1
     key = ("raydiag_slack_api_errors_total", (("error", "invalid_blocks"), ("method", "chat.postMessage")))
     assert samples[key] == 1
+
+
+def test_a_deep_copied_client_still_counts_into_the_same_metrics() -> None:
+    # Bolt deep-copies the request, client included, for every lazy listener.
+    import copy
+
+    metrics = Metrics()
+    client = MeteredWebClient(token="xoxb-test", metrics=metrics)
+    copied = copy.deepcopy(client)
+    assert copied._metrics is metrics  # type: ignore[attr-defined]
+    with serve_slack() as api:
+        copied.base_url = api.url
+        api.fail("chat.postMessage", error="channel_not_found", status=200, times=1)
+        with pytest.raises(SlackApiError):
+            copied.chat_postMessage(channel="C404", text="x")
+    key = ("raydiag_slack_api_errors_total", (("error", "channel_not_found"), ("method", "chat.postMessage")))
+    assert _samples(metrics)[key] == 1

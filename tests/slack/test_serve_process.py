@@ -2,61 +2,30 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import yaml
 
+from tests.support.bot_process import bot_process
 from tests.support.slack_api import post_signed, serve_slack, slash_command_body
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_http_mode_serves_slack_events_and_health(tmp_path: Path) -> None:
     config = tmp_path / "raydiag.yaml"
     config.write_text(yaml.safe_dump({"clusters": [{"name": "gpu-prod", "namespace": "ml"}]}))
-    port = free_port()
-    with serve_slack() as slack:
-        env = {
-            **os.environ,
-            "SLACK_BOT_TOKEN": "xoxb-process",
-            "SLACK_SIGNING_SECRET": "process-secret",
-            "RAYDIAG_CONFIG": str(config),
-            "RAYDIAG_SLACK_API_URL": slack.url,
-        }
-        env.pop("SLACK_APP_TOKEN", None)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                try:
-                    with urllib.request.urlopen(base + "/healthz", timeout=2) as answer:
-                        if answer.status == 200:
-                            break
-                except OSError:
-                    time.sleep(0.3)
-            answer = post_signed(base + "/slack/events", slash_command_body(text="help"), "process-secret")
-            assert answer.status == 200
-            assert "`gpu-prod`" in str(answer.json()["blocks"])
-            assert post_signed(base + "/slack/events", slash_command_body(text="help"), "wrong").status == 401
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+    with serve_slack() as slack, bot_process(config, slack.url, tmp_path / "data") as bot:
+        answer = post_signed(bot.events_url, slash_command_body(text="help"), "process-secret")
+        assert answer.status == 200
+        assert "`gpu-prod`" in str(answer.json()["blocks"])
+        assert post_signed(bot.events_url, slash_command_body(text="help"), "wrong").status == 401
+        with urllib.request.urlopen(bot.base + "/healthz", timeout=5) as health:
+            assert health.status == 200
+        with urllib.request.urlopen(bot.base + "/metrics", timeout=5) as answer:
+            assert answer.headers["Content-Type"].startswith("text/plain")
+            metrics = answer.read().decode()
+        # One replica without leader election runs its schedules itself.
+        assert "raydiag_schedules_leader 1.0" in metrics
+        assert "# TYPE raydiag_diagnosis_seconds histogram" in metrics
+    # The default state file went to the data folder the process was given, not the home folder.
+    assert (tmp_path / "data" / "raydiag-state.db").is_file()

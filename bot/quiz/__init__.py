@@ -1,0 +1,29 @@
+"""The onboarding quiz: questions as data, a pure engine, and the Slack and terminal front ends.
+
+``bank`` loads and validates the questions (``questions/*.yaml``); ``engine`` decides what comes
+next and grades a choice; ``record`` keeps score in the state database; ``render_slack`` and
+``slack_actions`` are the quiz in Slack, ``terminal`` is ``raydiag quiz``. The Slack modules are
+not imported here, so the terminal quiz starts without loading Bolt.
+"""
+
+from bot.quiz.bank import Choice, Question, QuestionBank, QuizDataError, default_bank, load_bank
+from bot.quiz.engine import Grade, Progress, UnknownAnswer, grade, next_question, progress
+from bot.quiz.record import Feedback, QuizAnswers, record_choice
+
+__all__ = [
+    "Choice",
+    "Feedback",
+    "Grade",
+    "Progress",
+    "Question",
+    "QuestionBank",
+    "QuizAnswers",
+    "QuizDataError",
+    "UnknownAnswer",
+    "default_bank",
+    "grade",
+    "load_bank",
+    "next_question",
+    "progress",
+    "record_choice",
+]

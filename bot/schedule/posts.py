@@ -1,0 +1,214 @@
+"""One scheduled run: claim it, read the cluster, decide, post or edit, remember what was said.
+
+The run is claimed in the store before anything is read, keyed by (schedule, fire time): after a
+restart, on a second replica, or when a coalesced missed run and a regular one meet, exactly one
+caller gets the claim and the others do nothing. A claimed run that then fails is not retried —
+a lost post is better than a repeated one, and the next run will speak if there is news.
+
+The cluster is read through ``Bot.snapshot`` and classified here, so the post's figures
+(``health_facts``) and its findings come from the same snapshot. The capacity chart goes into the
+post's thread, so the channel shows one message per post.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.classify import classify
+from bot.config import ClusterConfig, HealthPostConfig
+from bot.deliver.slack_poster import post
+from bot.diagnosis import Finding
+from bot.observe.metrics import PostResult
+from bot.render.capacity import capacity_figures
+from bot.render.capacity_chart import render_capacity_png
+from bot.render.health import HealthFacts, health_facts, render_health_post
+from bot.render.localize import localize
+from bot.render.messages import Lang, say
+from bot.schedule.decide import Decision, PostRules, decide
+from bot.schedule.jobs import latest_fire_time
+from bot.slack.app import Bot
+from bot.snapshot.model import Snapshot
+from bot.store import PostState, Schedule, Store
+
+LOG = logging.getLogger(__name__)
+Skipped = Literal["gone", "claimed-elsewhere", "unknown-cluster", "failed"]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a run did: ``post``/``edit``/``quiet`` with the decision's reason, or ``skipped`` and why."""
+
+    schedule_id: str
+    action: Literal["post", "edit", "quiet", "skipped"]
+    reason: str
+    fire_time: datetime | None = None
+    message_ts: str | None = None
+
+
+def rules_for(schedule: Schedule, settings: HealthPostConfig) -> PostRules:
+    return PostRules(
+        mode=schedule.mode,
+        grace=timedelta(minutes=settings.grace_minutes),
+        thresholds_minutes=tuple(settings.thresholds_minutes),
+        edit_unchanged=settings.unchanged == "edit",
+    )
+
+
+def _post_result(outcome: RunOutcome) -> PostResult:
+    if outcome.action == "post":
+        return "sent"
+    if outcome.action == "edit":
+        return "edited"
+    return "muted" if outcome.reason == "muted" else "suppressed"
+
+
+class ScheduledPosts:
+    """Runs schedules for one bot: the APScheduler job calls ``run_due``; tests call ``run``."""
+
+    def __init__(self, bot: Bot, store: Store, client: WebClient) -> None:
+        self.bot = bot
+        self.store = store
+        self.client = client
+
+    def run_due(self, schedule_id: str) -> RunOutcome:
+        """Run the schedule's latest fire time (a late or coalesced job is for that one)."""
+        schedule = self.store.schedule(schedule_id)
+        if schedule is None:
+            return RunOutcome(schedule_id, "skipped", "gone")
+        now = self.store.clock()
+        return self.run(schedule_id, latest_fire_time(schedule, now) or now)
+
+    def run(self, schedule_id: str, fire_time: datetime) -> RunOutcome:
+        schedule = self.store.schedule(schedule_id)
+        if schedule is None:
+            return RunOutcome(schedule_id, "skipped", "gone", fire_time)
+        cluster = self.bot.config.cluster(schedule.cluster)
+        if cluster is None:
+            LOG.warning(
+                "schedule %s names cluster %s, which is no longer configured", schedule.id, schedule.cluster
+            )
+            return RunOutcome(schedule_id, "skipped", "unknown-cluster", fire_time)
+        if not self.store.claim_run(schedule.id, fire_time, self.store.clock()):
+            return RunOutcome(schedule_id, "skipped", "claimed-elsewhere", fire_time)
+        try:
+            outcome = self._speak(schedule, cluster, fire_time)
+        except Exception:  # logged with the schedule; the scheduler goes on with the next run
+            LOG.exception("scheduled health post %s for %s failed", schedule.id, schedule.cluster)
+            self.bot.metrics.record_scheduled_post("failed")
+            return RunOutcome(schedule_id, "skipped", "failed", fire_time)
+        self.bot.metrics.record_scheduled_post(_post_result(outcome))
+        return outcome
+
+    def _speak(self, schedule: Schedule, cluster: ClusterConfig, fire_time: datetime) -> RunOutcome:
+        started = time.monotonic()
+        snapshot = self.bot.snapshot(cluster, schedule.namespace)
+        diagnosis = classify(snapshot, self.bot.catalogue)
+        self.bot.metrics.record_diagnosis(
+            cluster.name, diagnosis, time.monotonic() - started, trigger="schedule"
+        )
+        now = self.store.clock()
+        facts = health_facts(snapshot, diagnosis, now)
+        previous = self.store.post_state(schedule.id)
+        decision = decide(
+            previous,
+            schedule.id,
+            diagnosis.findings,
+            facts,
+            now,
+            muted=self.bot.mutes.muted(cluster.name),
+            rules=rules_for(schedule, self.bot.config.health_posts),
+        )
+        lang = self.bot.lang(schedule.channel, None)
+        state = decision.state
+        if decision.action == "post":
+            message = render_health_post(
+                facts, lang, headline=self._headline(decision, schedule, facts, lang)
+            )
+            ts = post(self.client, schedule.channel, message)
+            state = replace(state, channel=schedule.channel, message_ts=ts)
+            if ts and self.bot.config.health_posts.chart:
+                self._attach_chart(snapshot, schedule, cluster, ts, lang)
+        elif decision.action == "edit" and previous is not None and previous.posted_at is not None:
+            headline = say(
+                "schedule.headline.unchanged",
+                lang,
+                since=_clock_time(previous.posted_at, schedule.timezone),
+                now=_clock_time(now, schedule.timezone),
+            )
+            self._edit(previous, render_health_post(facts, lang, headline=headline))
+        self.store.save_post_state(state, now)
+        LOG.info("schedule %s (%s): %s, %s", schedule.id, cluster.name, decision.action, decision.reason)
+        return RunOutcome(schedule.id, decision.action, decision.reason, fire_time, state.message_ts)
+
+    def _headline(self, decision: Decision, schedule: Schedule, facts: HealthFacts, lang: Lang) -> str:
+        if decision.reason == "first":
+            key = "schedule.headline.first_digest" if schedule.mode == "digest" else "schedule.headline.first"
+            return say(key, lang, cron=schedule.cron, timezone=schedule.timezone)
+        if decision.reason == "digest":
+            return say("schedule.headline.digest", lang)
+        if decision.reason == "resolved":
+            return say("schedule.headline.resolved", lang)
+        if decision.reason == "changed" and decision.new:
+            title = self._title(decision.new[0], lang, facts.cluster)
+            more = len(decision.new) - 1
+            if more:
+                return say("schedule.headline.new_more", lang, title=title, more=more)
+            return say("schedule.headline.new", lang, title=title)
+        if decision.reason == "changed":
+            return say("schedule.headline.cleared", lang, count=len(decision.resolved))
+        crossing = max(decision.crossings, key=lambda c: c.minutes)
+        subject = crossing.finding.subject
+        if subject.kind == "Pod" and subject.name in {p.name for p in facts.pending_pods}:
+            return say("schedule.headline.still_pending", lang, name=subject.name, minutes=crossing.minutes)
+        title = self._title(crossing.finding, lang, facts.cluster)
+        return say("schedule.headline.unresolved", lang, title=title, minutes=crossing.minutes)
+
+    def _title(self, finding: Finding, lang: Lang, cluster: str) -> str:
+        if self.bot.catalogue.get(finding.rule) is None:
+            return finding.rule
+        return localize(finding, self.bot.catalogue, lang, cluster).title
+
+    def _attach_chart(
+        self, snapshot: Snapshot, schedule: Schedule, cluster: ClusterConfig, ts: str, lang: Lang
+    ) -> None:
+        figures = capacity_figures(snapshot)
+        if not figures:
+            return
+        try:
+            self.client.files_upload_v2(
+                channel=schedule.channel,
+                thread_ts=ts,
+                file=render_capacity_png(figures, cluster=cluster.name, lang=lang),
+                filename=f"raydiag-capacity-{cluster.name}.png",
+                title=say("capacity.title", lang, cluster=cluster.name),
+            )
+        except SlackApiError as error:  # the post is out; a missing chart is logged, not retried
+            LOG.warning(
+                "capacity chart for schedule %s not uploaded: %s", schedule.id, error.response.get("error")
+            )
+
+    def _edit(self, previous: PostState, message: dict[str, object]) -> None:
+        try:
+            self.client.chat_update(
+                channel=str(previous.channel),
+                ts=str(previous.message_ts),
+                text=str(message["text"]),
+                blocks=message["blocks"],  # type: ignore[arg-type]
+            )
+        except SlackApiError as error:  # deleted by someone, say: the next post with news is a new one
+            LOG.warning(
+                "could not update health post %s: %s", previous.message_ts, error.response.get("error")
+            )
+
+
+def _clock_time(when: datetime, timezone: str) -> str:
+    """09:30 CET: the time of day in the schedule's own time zone, as the channel reads its cron."""
+    return when.astimezone(ZoneInfo(timezone)).strftime("%H:%M %Z")

@@ -1,0 +1,63 @@
+"""Start scheduled health posts for a running bot: sync the configured schedules, start the loop.
+
+Called once by ``raydiag serve`` after the state store opened. The configuration's schedules are
+written into the store under ids derived from their content, so starting twice changes nothing and
+an entry edited in the file becomes a new schedule (the old one is removed).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from slack_sdk import WebClient
+
+from bot.config import Config
+from bot.schedule.jobs import HealthScheduler, install
+from bot.schedule.posts import ScheduledPosts
+from bot.schedule.slack_commands import register_schedules
+from bot.slack.app import Bot
+from bot.store import CONFIG_OWNER, Schedule, config_schedule_id
+
+LOG = logging.getLogger(__name__)
+
+
+def configured_schedules(config: Config, now: datetime) -> list[Schedule]:
+    schedules = []
+    for entry in config.schedules:
+        cluster = config.cluster(entry.cluster)
+        namespace = entry.namespace or (cluster.namespace if cluster else "default")
+        schedules.append(
+            Schedule(
+                id=config_schedule_id(
+                    entry.channel, entry.cluster, namespace, entry.cron, entry.timezone, entry.mode
+                ),
+                channel=entry.channel,
+                cluster=entry.cluster,
+                namespace=namespace,
+                cron=entry.cron,
+                timezone=entry.timezone,
+                mode=entry.mode,
+                created_by=CONFIG_OWNER,
+                created_at=now,
+            )
+        )
+    return schedules
+
+
+def start_health_posts(bot: Bot, client: WebClient, *, leading: bool = True) -> HealthScheduler:
+    """Run the bot's schedules from its store (``StoreError`` if the store fails while starting).
+
+    ``leading=False`` starts a replica that keeps jobs but runs none until ``lead()`` is called.
+    """
+    if bot.store is None:
+        raise ValueError("scheduled health posts need the bot's state store")
+    store = bot.store
+    added, removed = store.sync_config_schedules(configured_schedules(bot.config, store.clock()))
+    if added or removed:
+        LOG.info("configured schedules: %d added, %d removed", len(added), len(removed))
+    install(ScheduledPosts(bot, store, client))
+    scheduler = HealthScheduler(store)
+    scheduler.start(leading=leading)
+    register_schedules(bot, scheduler)
+    return scheduler

@@ -1,0 +1,127 @@
+"""Two `raydiag serve` processes, one Kubernetes API (for the Lease) and one PostgreSQL (for state):
+exactly one runs the scheduled posts; kill it and the other takes over, and no run is posted twice.
+
+The schedule fires every minute (cron's finest grain), in digest mode so that every run posts,
+so this test waits for minute boundaries: about one to two and a half minutes of real time. The
+Lease timings are the smallest the client accepts (3 s / 2 s / 1 s) so the takeover itself is fast.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.store import open_store
+from tests.support import cluster
+from tests.support.bot_process import BotProcess, bot_process, free_port
+from tests.support.kube_api import KubeAPI, ObjectStore, serve
+from tests.support.postgres import PostgresServer, shared
+from tests.support.slack_api import serve_slack
+
+CHANNEL = "C0HEALTH01"
+
+
+@pytest.fixture
+def kube() -> Iterator[KubeAPI]:
+    store = ObjectStore.from_bundle(cluster.healthy())
+    store.ensure_namespaces("raydiag")
+    with serve(store) as api:
+        yield api
+
+
+def _leading(bot: BotProcess) -> bool | None:
+    """What the replica's /metrics says about itself; None when it does not answer."""
+    try:
+        with urllib.request.urlopen(bot.base + "/metrics", timeout=3) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("raydiag_schedules_leader "):
+            return float(line.split()[1]) == 1.0
+    return None
+
+
+def _until(condition: Callable[[], bool], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
+def test_one_replica_posts_and_the_other_takes_over_when_it_is_killed(
+    kube: KubeAPI, postgres: PostgresServer, tmp_path: Path
+) -> None:
+    kubeconfig = kube.kubeconfig(tmp_path / "kubeconfig")
+    state_url = shared.fresh_database(postgres)
+    config = tmp_path / "raydiag.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [
+                    {
+                        "name": "gpu-prod",
+                        "namespace": cluster.NS,
+                        "raycluster": cluster.CLUSTER,
+                        "kubeconfig": str(kubeconfig),
+                        "context": "loopback",
+                        "dashboard_url": f"http://127.0.0.1:{free_port()}",
+                    }
+                ],
+                "collection": {"deadline_s": 5, "call_timeout_s": 2},
+                "state": {"url": state_url},
+                "schedules": [
+                    {"channel": CHANNEL, "cluster": "gpu-prod", "cron": "* * * * *", "mode": "digest"}
+                ],
+                "health_posts": {"chart": False},
+                "leader_election": {
+                    "enabled": True,
+                    "namespace": "raydiag",
+                    "lease_duration_s": 3,
+                    "renew_deadline_s": 2,
+                    "retry_period_s": 1,
+                    "kubeconfig": str(kubeconfig),
+                    "context": "loopback",
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    with (
+        serve_slack() as slack,
+        bot_process(config, slack.url, tmp_path / "a") as first,
+        bot_process(config, slack.url, tmp_path / "b") as second,
+    ):
+
+        def posts() -> list[float]:
+            return [c.time for c in slack.calls_to("chat.postMessage") if c.params.get("channel") == CHANNEL]
+
+        assert _until(lambda: {_leading(first), _leading(second)} == {True, False}, 30), "no single leader"
+        leader, follower = (first, second) if _leading(first) else (second, first)
+
+        assert _until(lambda: len(posts()) >= 1, 75), "the leader never posted"
+        assert _leading(follower) is False
+
+        leader.kill()
+        killed_at = time.monotonic()
+        assert _until(lambda: _leading(follower) is True, 60), "the follower never took over"
+        assert time.monotonic() - killed_at < 60
+
+        before = len(posts())
+        assert _until(lambda: len(posts()) > before, 75), "the new leader never posted"
+
+    # Every post answers one claimed run: no run was posted by both replicas.
+    store = open_store(state_url)
+    try:
+        [schedule] = store.schedules()
+        claimed = store.claimed_fire_times(schedule.id)
+    finally:
+        store.close()
+    assert len(claimed) == len(set(claimed)) == len(posts())
