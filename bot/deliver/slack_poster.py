@@ -13,7 +13,11 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 
 from bot.observe.metrics import MeteredWebClient, Metrics
 
@@ -23,8 +27,13 @@ PLAIN_LIMIT = 3900
 
 
 def web_client(token: str, base_url: str | None = None, metrics: Metrics | None = None) -> WebClient:
-    """A Web API client that retries connection errors and 429s (after Retry-After), counted when metered."""
-    handlers = [ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=3)]
+    """A Web API client that retries connection errors, 429 (after Retry-After) and 5xx; metered if asked."""
+    handlers = [
+        ConnectionErrorRetryHandler(),
+        RateLimitErrorRetryHandler(max_retry_count=3),
+        # 500/503 from Slack are brief; two retries with backoff, then the caller's fallback speaks.
+        ServerErrorRetryHandler(max_retry_count=2),
+    ]
     url = base_url or WebClient.BASE_URL
     if metrics is not None:
         return MeteredWebClient(token=token, base_url=url, retry_handlers=handlers, metrics=metrics)

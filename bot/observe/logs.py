@@ -32,12 +32,22 @@ def new_request_id(body: Mapping[str, Any] | None = None) -> str:
     for key in ("event_id", "trigger_id"):
         value = body.get(key)
         if isinstance(value, str) and value:
-            return value[:40]
+            return value[:64]
     return secrets.token_hex(6)
 
 
 def current_request_id() -> str | None:
     return _REQUEST_ID.get()
+
+
+def set_request_id(request_id: str | None) -> None:
+    """Tag the rest of this thread's work (and what it submits to a ``ContextExecutor``).
+
+    For Bolt middleware: its ``next()`` only marks the request as passed on, and the listeners run
+    after the middleware has returned, so a ``with request_context(...)`` there would end too soon.
+    Each request is dispatched from its own thread (or sets its own id first), so nothing leaks.
+    """
+    _REQUEST_ID.set(request_id)
 
 
 @contextlib.contextmanager

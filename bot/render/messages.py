@@ -72,6 +72,10 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "`/raydiag help`：显示本说明。\n在任意回复串里 `@raydiag <集群>`，或对贴出的 `ray status`、"
         "`kubectl describe` 使用消息快捷操作 *Diagnose with raydiag*。",
     },
+    "slack.queued": {
+        "en": "Every diagnosis worker is busy; yours is queued behind {ahead} other(s) and will follow here.",
+        "zh": "诊断任务都在忙；你的请求排在另外 {ahead} 个之后，完成后会发在这里。",
+    },
     "slack.bad_schedule": {
         "en": "That schedule cannot run: `{text}`. Give five cron fields, e.g. `0 9 * * 1-5 Europe/Berlin`.",
         "zh": "这个定时无法运行：`{text}`。请给出五段 cron，例如 `0 9 * * 1-5 Asia/Shanghai`。",

@@ -27,7 +27,13 @@ from bot.collect.live import Target, collect_live
 from bot.config import ClusterConfig, Config
 from bot.deliver.slack_poster import post, post_thread, web_client
 from bot.diagnosis import Diagnosis
-from bot.observe.logs import ContextExecutor, current_request_id, new_request_id, request_context
+from bot.observe.logs import (
+    ContextExecutor,
+    current_request_id,
+    new_request_id,
+    request_context,
+    set_request_id,
+)
 from bot.observe.metrics import Metrics
 from bot.render.messages import Lang, say
 from bot.render.slack import (
@@ -37,7 +43,7 @@ from bot.render.slack import (
 )
 from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
 from bot.slack.state import AnsweredOnce, ClusterLocks, MuteList, Mutes, SeenOnce, StoredMutes, StoredSeenOnce
-from bot.slack.workers import Busy, SharedRuns
+from bot.slack.workers import Busy, SharedRuns, Submitted
 from bot.snapshot.model import Snapshot
 from bot.store import Store, StoreError
 
@@ -104,10 +110,9 @@ class Bot:
     def lang(self, channel: str | None, user: str | None) -> Lang:
         return self.config.language_for(channel, user)
 
-    def start(self, cluster: ClusterConfig, namespace: str) -> Future[Diagnosis]:
-        """The shared run for this cluster: started now, or joined if one is running."""
-        future, _ = self.runs.submit((cluster.name, namespace), lambda: self._measured(cluster, namespace))
-        return future
+    def start(self, cluster: ClusterConfig, namespace: str) -> Submitted[Diagnosis]:
+        """The shared run for this cluster: started now (or queued), or joined if one is running."""
+        return self.runs.submit((cluster.name, namespace), lambda: self._measured(cluster, namespace))
 
     def _measured(self, cluster: ClusterConfig, namespace: str) -> Diagnosis:
         started = time.monotonic()
@@ -173,11 +178,14 @@ def deliver_diagnosis(
     """
     lang = bot.lang(channel, user)
     try:
-        future = bot.start(cluster, namespace)
+        submitted = bot.start(cluster, namespace)
     except Busy:
         bot.metrics.record_failure(cluster.name, "busy")
         _tell(client, channel, user, say("slack.busy", lang), thread_ts, notify)
         return
+    if submitted.ahead:
+        # Every worker is busy: say so now, so a late answer is not taken for a lost one.
+        _tell(client, channel, user, say("slack.queued", lang, ahead=submitted.ahead), thread_ts, notify)
 
     request_id = current_request_id()
 
@@ -189,7 +197,7 @@ def deliver_diagnosis(
             except Exception:  # posting failed even after retries: logged, never raised into a pool
                 LOG.exception("could not deliver the diagnosis of %s", cluster.name)
 
-    future.add_done_callback(deliver)
+    submitted.future.add_done_callback(deliver)
 
 
 def _deliver(
@@ -315,8 +323,8 @@ def build_app(
     @app.middleware
     def tag_request(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:
         # Set before Bolt hands the request to its executor, so acks and lazy work inherit it.
-        with request_context(new_request_id(body)):
-            return next()
+        set_request_id(new_request_id(body))
+        return next()
 
     @app.middleware
     def answer_each_event_once(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:

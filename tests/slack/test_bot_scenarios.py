@@ -53,7 +53,7 @@ def slack() -> Iterator[SlackWebAPI]:
         yield api
 
 
-def write_config(tmp_path: Path, kubeconfig: Path, dashboard: str) -> Path:
+def write_config(tmp_path: Path, kubeconfig: Path, dashboard: str, **slack_settings: int) -> Path:
     path = tmp_path / "raydiag.yaml"
     path.write_text(
         yaml.safe_dump(
@@ -71,7 +71,11 @@ def write_config(tmp_path: Path, kubeconfig: Path, dashboard: str) -> Path:
                 ],
                 "collection": {"deadline_s": 10, "call_timeout_s": 2},
                 "probes": {"allowed_users": [ALLOWED]},
-                "slack": {"incident_channels": [INCIDENTS], "languages": {"channels": {"C0ZHTEAM01": "zh"}}},
+                "slack": {
+                    "incident_channels": [INCIDENTS],
+                    "languages": {"channels": {"C0ZHTEAM01": "zh"}},
+                    **slack_settings,
+                },
             }
         ),
         encoding="utf-8",
@@ -87,11 +91,18 @@ def recorded(bundle: Any) -> Any:
 
 @contextlib.contextmanager
 def running_bot(
-    tmp_path: Path, slack: SlackWebAPI, bundle: Any, diagnose: Any = None, live: bool = False
+    tmp_path: Path,
+    slack: SlackWebAPI,
+    bundle: Any,
+    diagnose: Any = None,
+    live: bool = False,
+    **slack_settings: int,
 ) -> Iterator[tuple[str, Bot]]:
     with serve(ObjectStore.from_bundle(bundle)) as kube:
         config = load_config(
-            write_config(tmp_path, kube.kubeconfig(tmp_path / "kubeconfig"), "http://127.0.0.1:9")
+            write_config(
+                tmp_path, kube.kubeconfig(tmp_path / "kubeconfig"), "http://127.0.0.1:9", **slack_settings
+            )
         )
         chosen = diagnose or (live_diagnosis(config) if live else recorded(bundle))
         bot = Bot(config=config, diagnose=chosen)
@@ -117,7 +128,10 @@ def validate_blocks(call: Any) -> None:
 
 def command(url: str, slack: SlackWebAPI, text: str, user: str = "U0ENGINEER", channel: str = CHANNEL) -> Any:
     body = slash_command_body(
-        text=text, user_id=user, channel_id=channel, response_url=slack.response_url(text)
+        text=text,
+        user_id=user,
+        channel_id=channel,
+        response_url=slack.response_url(text.replace(" ", "-") or "empty"),
     )
     return post_signed(url, body, SECRET)
 
@@ -201,6 +215,47 @@ def test_same_cluster_twice_at_once_runs_one_diagnosis(tmp_path: Path, slack: Sl
     assert runs == ["gpu-prod"]
     assert len(slack.calls_to("chat.postMessage")) == 1
     assert "already running" in json.dumps(slack.calls_to("response_url")[0].params)
+
+
+def test_a_queued_diagnosis_says_so_and_a_full_queue_says_busy(tmp_path: Path, slack: SlackWebAPI) -> None:
+    release = threading.Event()
+
+    def slow_diagnosis(cluster: Any, namespace: str) -> Diagnosis:
+        release.wait(20)
+        return Diagnosis(cluster=cluster.name, namespace=namespace)
+
+    # One worker and room for one more: the first runs, the second waits, the third is refused.
+    with running_bot(tmp_path, slack, scenarios.healthy(), diagnose=slow_diagnosis, workers=1, queue=1) as (
+        url,
+        bot,
+    ):
+        command(url, slack, "gpu-prod team-a")
+        _until_in_flight(bot, 1)
+        command(url, slack, "gpu-prod team-b")
+        _until_in_flight(bot, 2)
+        command(url, slack, "gpu-prod team-c")
+        said = [json.dumps(c.params) for c in slack.wait_for("response_url", count=2, timeout=20)]
+        assert any("queued behind 1 other" in text for text in said)
+        assert any("busy with other diagnoses" in text for text in said)
+        release.set()
+        slack.wait_for("chat.postMessage", count=2, timeout=20)
+    # Nothing was lost: the queued one was answered as well as the first.
+    assert len(slack.calls_to("chat.postMessage")) == 2
+
+
+def _until_in_flight(bot: Bot, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while bot.runs.in_flight() < count:
+        assert time.monotonic() < deadline, "the diagnosis was never submitted"
+        time.sleep(0.02)
+
+
+def test_slack_server_errors_are_retried(tmp_path: Path, slack: SlackWebAPI) -> None:
+    slack.fail("chat.postMessage", status=500, times=1)
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
+        command(url, slack, "gpu-prod")
+        posts = slack.wait_for("chat.postMessage", count=2, timeout=30)
+    assert posts[0].status == 500 and posts[1].status == 200
 
 
 def test_rate_limited_post_is_retried(tmp_path: Path, slack: SlackWebAPI) -> None:
