@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench lock clean postgres
+.PHONY: demo test lint typecheck unit bench lock clean postgres scan scan-lock
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,5 +55,22 @@ lock:
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes -o requirements.lock
 
+# Static scan of the Dockerfile and the rendered deploy/ manifests (hadolint, checkov). The scanners
+# live in their own environment: checkov pins libraries to versions the bot's lock does not want.
+SCAN_VENV := .venv-scan
+SCAN_STAMP := $(SCAN_VENV)/.installed
+
+$(SCAN_STAMP): tools/scan/requirements.txt
+	test -x $(SCAN_VENV)/bin/python || $(PYTHON) -m venv $(SCAN_VENV)
+	$(SCAN_VENV)/bin/python -m pip install --quiet --require-hashes -r tools/scan/requirements.txt
+	touch $(SCAN_STAMP)
+
+scan: $(SCAN_STAMP)
+	tools/scan/run.sh $(SCAN_VENV)
+
+scan-lock: $(STAMP)
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip compile tools/scan/requirements.in --python-version 3.11 --generate-hashes -o tools/scan/requirements.txt
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SCAN_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +132,17 @@ def start_leadership(
     return leadership
 
 
+def _stop_on_sigterm() -> None:
+    """The kubelet stops a Pod with SIGTERM; as PID 1, Python would ignore it until SIGKILL."""
+
+    def stop(signum: int, frame: object) -> None:
+        LOG.info("SIGTERM: stopping")
+        raise SystemExit(0)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+
+
 def _service_account_namespace() -> str | None:
     try:
         return SERVICE_ACCOUNT_NAMESPACE.read_text(encoding="utf-8").strip() or None
@@ -162,11 +175,17 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
     )
     install_quiz_actions(app, bot)
     elect = config.leader_election.enabled
+    if elect and config.state.database_url(env).startswith("sqlite"):
+        LOG.warning(
+            "leader election is on but state is a SQLite file: replicas cannot share it (mutes, "
+            "answered events, posted runs); run one replica, or use PostgreSQL (state.url)"
+        )
     schedules = start_schedules(bot, app.client, leading=not elect)
     if elect and schedules is not None:
         start_leadership(config, schedules, bot.metrics, variables)
     else:
         bot.metrics.set_leading(schedules is not None)
+    _stop_on_sigterm()
     # HTTP mode: Slack's endpoint. Socket Mode: the same server answers probes and Prometheus.
     server = SlackHTTPServer(app, host, port, metrics=bot.metrics.exposition)
     if http:

@@ -27,5 +27,8 @@ def test_http_mode_serves_slack_events_and_health(tmp_path: Path) -> None:
         # One replica without leader election runs its schedules itself.
         assert "raydiag_schedules_leader 1.0" in metrics
         assert "# TYPE raydiag_diagnosis_seconds histogram" in metrics
+        # The kubelet's SIGTERM stops it cleanly (as PID 1 an unhandled SIGTERM would be ignored).
+        bot.process.terminate()
+        assert bot.process.wait(timeout=15) == 0
     # The default state file went to the data folder the process was given, not the home folder.
     assert (tmp_path / "data" / "raydiag-state.db").is_file()
