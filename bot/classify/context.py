@@ -32,7 +32,6 @@ class _PodIndexes:
     unscheduled: list[Pod] = field(default_factory=list)
     troubled: list[Pod] = field(default_factory=list)
     by_node: dict[str, list[Pod]] = field(default_factory=dict)
-    namespaces: set[str] = field(default_factory=set)  # of every Pod, finished ones included
 
 
 @dataclass(frozen=True)
@@ -76,9 +75,7 @@ class Context:
         indexes = _PodIndexes()
         live, requested, by_node = indexes.live, indexes.requested, indexes.by_node
         unscheduled, troubled, ray = indexes.unscheduled, indexes.troubled, indexes.ray
-        namespaces = indexes.namespaces
         for pod in self.kube.pods:
-            namespaces.add(pod.namespace)
             phase = pod.phase
             if phase == "Succeeded" or phase == "Failed":  # noqa: PLR1714 (faster than a tuple test here)
                 continue
@@ -118,10 +115,10 @@ class Context:
         """Non-terminated Pods bound to each node."""
         return self._pod_indexes.by_node
 
-    @property
+    @cached_property
     def pod_namespaces(self) -> set[str]:
         """Namespaces of every Pod in the snapshot, finished ones included."""
-        return self._pod_indexes.namespaces
+        return {pod.namespace for pod in self.kube.pods}
 
     @property
     def requested_by_node(self) -> dict[str, dict[str, float]]:
