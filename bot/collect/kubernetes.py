@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.collect.deadline import Deadline
+from bot.collect.html_answer import html_summary, is_html
 from bot.snapshot.model import CollectionError
 
 # (verb, API group, resource) — everything the collector may ask for. Nothing here writes.
@@ -52,6 +53,7 @@ DEVICE_PLUGIN_SELECTORS = (
     "app.kubernetes.io/name=nvidia-device-plugin",  # upstream Helm chart
 )
 PAGE_SIZE = 500
+PROXY_PAGE = "instead of the API's JSON (a proxy or load balancer in front of the API server answered)"
 # Past this many candidate nodes, one paginated list of all Pods costs fewer requests.
 MAX_NODE_QUERIES = 300
 
@@ -103,6 +105,8 @@ class ApiFailure(Exception):
 
 
 def _status_message(body: bytes) -> str:
+    if is_html(body):
+        return f"{html_summary(body)} {PROXY_PAGE}"
     try:
         status = json.loads(body)
     except ValueError:
@@ -184,15 +188,34 @@ class KubernetesReader:
         try:
             return json.loads(body)
         except (ValueError, RecursionError) as error:
+            if is_html(body):
+                raise ApiFailure(call, 200, f"the answer is {html_summary(body)} {PROXY_PAGE}") from error
             raise ApiFailure(call, 200, f"the answer is not valid JSON ({len(body)} bytes)") from error
 
     def items(self, call: ApiCall, max_items: int = 200_000) -> list[Any]:
-        """All items of a list call, page by page (``limit``/``continue``)."""
+        """All items of a list call, page by page (``limit``/``continue``).
+
+        A continue token expires when etcd compacts past the list's resource version (410 Gone,
+        after about five minutes by default, sooner on a busy cluster). Like client-go's pager, the
+        list then starts again from the first page, once; mixing pages of two versions would count
+        some Pods twice and miss others.
+        """
         found: list[Any] = []
         token = ""
+        restarted = False
         while True:
             query = (*call.query, ("limit", str(PAGE_SIZE)), *((("continue", token),) if token else ()))
-            page = self.json(ApiCall(**{**call.__dict__, "query": query}))
+            try:
+                page = self.json(ApiCall(**{**call.__dict__, "query": query}))
+            except ApiFailure as failure:
+                if failure.status != 410 or not token:
+                    raise
+                if restarted:
+                    raise ApiFailure(
+                        call, 410, f"the list expired twice while it was read page by page: {failure}"
+                    ) from failure
+                restarted, found, token = True, [], ""
+                continue
             if not isinstance(page, Mapping):
                 raise ApiFailure(call, 200, "the answer is not a list object")
             items = page.get("items")
@@ -247,6 +270,8 @@ def _network_message(error: Exception, timeout: float) -> str:
         return f"no answer within {timeout:g}s (timed out)"
     if "refused" in text.lower():
         return "connection refused"
+    if any(words in text.lower() for words in ("reset by peer", "without response", "connection aborted")):
+        return "the connection was closed or reset before an answer came"
     if "resolve" in text.lower() or "name or service not known" in text.lower():
         return "the API server's name does not resolve"
     return f"{type(error).__name__}: {text[:200]}"
@@ -448,6 +473,8 @@ def _device_plugins(reader: KubernetesReader, found: KubernetesFindings) -> None
         return
     for selector in DEVICE_PLUGIN_SELECTORS:
         pods = reader.try_items(_core("pods", labelSelector=selector), source="kubernetes device plugin pods")
+        if pods is None:
+            return  # the next selector would fail the same way and only repeat the error
         if pods:
             found.add("device_plugin_pods", pods)
             return
@@ -475,9 +502,11 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesFindings, cluster_nam
     from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
 
     nodes = [n for raw in found.raw.get("nodes", []) if (n := node_from_json(raw)) is not None]
-    pods = [p for raw in found.raw.get("pods", []) if (p := pod_from_json(raw)) is not None]
     # Only this RayCluster's Pending Pods choose the nodes to read: another team's Pending Pods
-    # must not pull in the whole cluster.
+    # must not pull in the whole cluster. They are picked from the raw JSON first, because the
+    # cluster-wide Pending list may hold tens of thousands of Pods that are not worth converting.
+    ours = [raw for raw in found.raw.get("pods", []) if _ray_cluster_of(raw) == cluster_name]
+    pods = [p for raw in ours if (p := pod_from_json(raw)) is not None]
     pending = [p for p in pods if p.unscheduled and p.labels.get("ray.io/cluster") == cluster_name]
     if not pending or not nodes:
         return
@@ -491,6 +520,12 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesFindings, cluster_nam
         return
     for node in candidates:
         found.add("pods", reader.try_items(_core("pods", fieldSelector=f"spec.nodeName={node}")))
+
+
+def _ray_cluster_of(raw: object) -> object:
+    metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    return labels.get("ray.io/cluster") if isinstance(labels, Mapping) else None
 
 
 def read_log(

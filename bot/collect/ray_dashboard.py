@@ -6,8 +6,10 @@ clusters of many versions. The dashboard's JSON is read as-is and translated by
 
 An unreachable dashboard is evidence, not a crash: the head may be down, its Service may have no
 endpoints, or a NetworkPolicy may block the bot. The first failed call that shows the dashboard is
-not there at all (refused, no such host, timed out) stops the Ray collection, so a dead head costs
-one timeout rather than one per endpoint.
+not there at all (refused, no such host, timed out, or a proxy's HTML page before any JSON) stops
+the Ray collection, so a dead head costs one timeout rather than one per endpoint. Once the
+dashboard has answered, one endpoint that times out (the state API on a big cluster) is reported
+on its own and the others are still read; a second timeout stops the collection.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.collect.deadline import Deadline
+from bot.collect.html_answer import html_summary, is_html
 from bot.snapshot.model import CollectionError
 
 LIMIT = "limit=10000"
@@ -53,6 +56,10 @@ MAX_BODY = 64 * 1024 * 1024
 class DashboardDown(Exception):
     """The dashboard is not reachable at all; further calls would only wait again."""
 
+    def __init__(self, reason: str, *, timed_out: bool = False) -> None:
+        super().__init__(reason)
+        self.timed_out = timed_out
+
 
 @dataclass
 class DashboardReader:
@@ -72,31 +79,49 @@ class DashboardReader:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 body = response.read(MAX_BODY + 1)
         except urllib.error.HTTPError as error:
-            raise _HttpError(error.code, _snippet(error.read(2048))) from error
+            page = error.read(8192)
+            if is_html(page):
+                raise _HttpError(error.code, html_summary(page), html=True) from error
+            raise _HttpError(error.code, _failure_message(page)) from error
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
-            raise DashboardDown(_network_reason(error, timeout)) from error
+            reason = _network_reason(error, timeout)
+            raise DashboardDown(reason, timed_out=reason.endswith("(timed out)")) from error
         self.bytes_read += len(body)
         if len(body) > MAX_BODY:
             raise _HttpError(200, f"answer larger than {MAX_BODY} bytes")
         try:
             parsed = json.loads(body)
         except (ValueError, RecursionError) as error:
-            kind = "HTML" if body.lstrip()[:1] == b"<" else "not JSON"
-            raise _HttpError(200, f"the answer is {kind}: {_snippet(body)}") from error
+            if is_html(body):
+                raise _HttpError(200, f"the answer is {html_summary(body)}", html=True) from error
+            raise _HttpError(
+                200, f"the answer is not valid JSON ({len(body)} bytes, cut off?): {_snippet(body)}"
+            ) from error
         if isinstance(parsed, Mapping) and parsed.get("result") is False:
             raise _HttpError(200, str(parsed.get("msg") or "the dashboard reported a failure")[:300])
         return parsed
 
 
 class _HttpError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, html: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.html = html
 
 
 def _snippet(body: bytes) -> str:
     text = body[:300].decode("utf-8", errors="replace").strip()
     return " ".join(text.split())[:200]
+
+
+def _failure_message(body: bytes) -> str:
+    """The ``msg`` of Ray's ``{"result": false, "msg": ...}`` failure body, else its first bytes."""
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError):
+        return _snippet(body)
+    message = parsed.get("msg") if isinstance(parsed, Mapping) else None
+    return str(message)[:300] if isinstance(message, str) and message else _snippet(body)
 
 
 def _network_reason(error: BaseException, timeout: float) -> str:
@@ -114,6 +139,7 @@ def _network_reason(error: BaseException, timeout: float) -> str:
 def collect_ray(reader: DashboardReader) -> dict[str, Any]:
     """Raw answers by key; failures are recorded on the reader and leave their key out."""
     answers: dict[str, Any] = {}
+    slow_endpoint_seen = False
     for key, path in ENDPOINTS.items():
         if reader.deadline.expired():
             reader.errors.append(
@@ -127,6 +153,17 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
         try:
             answers[key] = reader.get(path)
         except DashboardDown as down:
+            if down.timed_out and answers and not slow_endpoint_seen:
+                slow_endpoint_seen = True
+                reader.errors.append(
+                    CollectionError(
+                        source=f"ray api {key}",
+                        message=f"GET {path}: {down}",
+                        hint="the dashboard answered other calls; this one is slow on a large or busy "
+                        "cluster, raise collection.call_timeout_s to wait for it",
+                    )
+                )
+                continue
             reader.errors.append(
                 CollectionError(
                     source="ray dashboard",
@@ -137,6 +174,19 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
             )
             break
         except _HttpError as error:
+            if error.html and not answers:
+                reader.errors.append(
+                    CollectionError(
+                        source="ray dashboard",
+                        message=f"{reader.base_url} ({path}) answered "
+                        + (f"HTTP {error.status} with " if error.status != 200 else "")
+                        + f"{str(error).removeprefix('the answer is ')}, not the Ray dashboard's JSON",
+                        hint="a proxy, ingress or login page stands in front of the dashboard, or its "
+                        "backend is down; check the head Pod, or pass --dashboard-url with the "
+                        "dashboard itself (kubectl port-forward svc/<cluster>-head-svc 8265)",
+                    )
+                )
+                break
             fallback = FALLBACKS.get(key)
             if error.status == 404 and fallback:
                 try:

@@ -69,6 +69,14 @@ NGINX_502 = (
     "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
     "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
 )
+# What kube-apiserver answers (410, reason Expired) for a continue token older than etcd's compaction.
+EXPIRED_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new "
+    "list without the continue parameter, or use the continue token in this response to retrieve the "
+    "remainder of the results. Continuing with the provided token results in an inconsistent list - "
+    "objects that were created, modified, or deleted between the time the first chunk was returned and "
+    "now may show up in the list."
+)
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 BUILTIN_GROUPS = ("", "apps", "networking.k8s.io", "discovery.k8s.io", "coordination.k8s.io")
 
@@ -768,6 +776,8 @@ class Fault:
     * ``reset``: close the connection without answering (TCP RST).
     * ``times``: None for every matching request, N for the first N only.
     * ``method``: HTTP method to match, ``"*"`` for any; ``query_regex`` also matches the raw query.
+    * ``message``: the Status message for a ``status`` other than 403, 404, 429 and 500 (those
+      build their own), e.g. ``EXPIRED_CONTINUE`` with 410 for an expired ``continue`` token.
     """
 
     path_regex: str
@@ -779,6 +789,7 @@ class Fault:
     method: str = "GET"
     reset: bool = False
     query_regex: str | None = None
+    message: str | None = None
 
     def __post_init__(self) -> None:
         re.compile(self.path_regex)
@@ -1194,6 +1205,7 @@ class KubeAPI:
             status,
             ("", f"the server responded with the status code {status} but did not return more information"),
         )
+        message = fault.message or message
         return ApiError(status, reason, message, {} if status != 401 else None)
 
     # Routing ----------------------------------------------------------------------------------------

@@ -24,12 +24,25 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200d\u2060\ufeff]")
 _SLACK_LINK = re.compile(r"<((?:https?|mailto):[^|<>\s]{0,2000})(?:\|([^<>]{0,2000}))?>")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _FENCE = re.compile(r"^\s*(?:```|~~~)[A-Za-z0-9_+-]*\s*")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass
 class CleanText:
     lines: list[str]
     notes: list[str] = field(default_factory=list)
+
+
+def _without_surrogates(text: str) -> str:
+    """Lone surrogates replaced by U+FFFD (and split surrogate pairs joined into their character).
+
+    A JSON string (a Slack event is JSON) may carry half of a surrogate pair, ``"\\ud800"``, which
+    Python decodes into a code point UTF-8 cannot encode: a snapshot or diagnosis quoting it could
+    then not be written as JSON or posted back.
+    """
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _unslack(text: str) -> str:
@@ -69,7 +82,7 @@ def clean(text: object) -> CleanText:
     if len(text) > MAX_CHARS:
         notes.append(f"paste truncated to its first {MAX_CHARS:,} characters (it had {len(text):,})")
         text = text[:MAX_CHARS]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _without_surrogates(text).replace("\r\n", "\n").replace("\r", "\n")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     text = _CONTROL.sub("", text)
