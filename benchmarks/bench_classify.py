@@ -43,6 +43,7 @@ import pydantic  # noqa: E402
 from benchmarks.synthetic import SIZES, Size, build_snapshot  # noqa: E402
 from bot.catalogue import default_catalogue  # noqa: E402
 from bot.classify import classify  # noqa: E402
+from bot.snapshot.pod_index import index_pods  # noqa: E402
 
 TARGET_SECONDS = 2.0
 TARGET_BYTES = 1024**3
@@ -142,6 +143,15 @@ def measure(size: Size, runs: int, seed: int) -> dict[str, Any]:
     rss_snapshot = _proc_status("VmRSS")
     peak_before = _max_rss()
 
+    # The per-Pod views are built with the snapshot (bot.snapshot.pod_index), so they are part of
+    # build_s, not of the classify time; timed here on their own so both figures can be shown.
+    index_times = []
+    for _ in range(3):
+        gc.collect()
+        started = time.perf_counter()
+        index_pods(snapshot.kubernetes.pods if snapshot.kubernetes else [])
+        index_times.append(time.perf_counter() - started)
+
     times = []
     cpu_times = []
     loads = [_load()]
@@ -178,6 +188,7 @@ def measure(size: Size, runs: int, seed: int) -> dict[str, Any]:
         "demand_shapes": stats.demand_shapes,
         "ray_clusters": stats.ray_clusters,
         "build_s": build_s,
+        "index_s": statistics.median(index_times),
         "times_s": times,
         "median_s": statistics.median(times),
         "cpu_times_s": cpu_times,
@@ -264,7 +275,9 @@ def verdict(results: list[dict[str, Any]]) -> str:
         f"{'met' if time_ok else 'NOT met'} ({full['median_s']:.2f} s); classify memory under 1 GiB — "
         f"{'met' if memory_ok else 'NOT met'} ({_mib(full['tracemalloc_peak'])} traced); whole process "
         f"under 1 GiB — {'met' if rss_ok else 'NOT met'} ({_mib(full['max_rss'])} peak RSS, of which "
-        f"{_mib(full['rss_snapshot'] - full['rss_start'])} is the snapshot itself)."
+        f"{_mib(full['rss_snapshot'] - full['rss_start'])} is the snapshot itself). The per-Pod views "
+        f"(bot/snapshot/pod_index.py) are built once with the snapshot and take {full['index_s']:.2f} s "
+        f"there; counted in, classify would be {full['median_s'] + full['index_s']:.2f} s."
     )
 
 

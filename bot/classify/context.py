@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
 from bot.snapshot.kubernetes import Event, KubernetesState, Node, Pod, RayClusterObject
 from bot.snapshot.model import Snapshot
+from bot.snapshot.pod_index import PodIndex
 from bot.snapshot.ray import RayNode, RayState
 
 T = TypeVar("T")
@@ -22,16 +23,6 @@ T = TypeVar("T")
 RAY_CLUSTER_LABEL = "ray.io/cluster"
 RAY_NODE_TYPE_LABEL = "ray.io/node-type"
 RAY_GROUP_LABEL = "ray.io/group"
-
-
-@dataclass
-class _PodIndexes:
-    live: list[Pod] = field(default_factory=list)
-    ray: list[Pod] = field(default_factory=list)
-    requested: dict[str, dict[str, float]] = field(default_factory=dict)
-    unscheduled: list[Pod] = field(default_factory=list)
-    troubled: list[Pod] = field(default_factory=list)
-    by_node: dict[str, list[Pod]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,35 +60,10 @@ class Context:
     def nodes_by_name(self) -> dict[str, Node]:
         return {node.name: node for node in self.kube.nodes}
 
-    @cached_property
-    def _pod_indexes(self) -> _PodIndexes:
-        """Every per-Pod index, built in one pass: a large cluster has hundreds of thousands of Pods."""
-        indexes = _PodIndexes()
-        live, requested, by_node = indexes.live, indexes.requested, indexes.by_node
-        unscheduled, troubled, ray = indexes.unscheduled, indexes.troubled, indexes.ray
-        for pod in self.kube.pods:
-            phase = pod.phase
-            if phase == "Succeeded" or phase == "Failed":  # noqa: PLR1714 (faster than a tuple test here)
-                continue
-            live.append(pod)
-            node = pod.node_name
-            if node:
-                used = requested.get(node)
-                if used is None:
-                    used = requested[node] = {"pods": 0.0}
-                    by_node[node] = [pod]
-                else:
-                    by_node[node].append(pod)
-                for resource, amount in pod.requests.items():
-                    used[resource] = used.get(resource, 0.0) + amount
-                used["pods"] += 1
-            elif phase == "Pending" and not pod.deleting:
-                unscheduled.append(pod)
-            if pod.troubled:
-                troubled.append(pod)
-            if pod.is_ray:
-                ray.append(pod)
-        return indexes
+    @property
+    def _pod_indexes(self) -> PodIndex:
+        """Every per-Pod view, built once with the snapshot (a large cluster has 100,000s of Pods)."""
+        return self.kube.pod_index
 
     @property
     def live_pods(self) -> list[Pod]:

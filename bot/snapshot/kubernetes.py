@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from bot.snapshot.base import SnapshotModel
+from bot.snapshot.pod_index import PodIndex, index_pods
 from bot.snapshot.redact import Redacted, RedactedLines
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -355,3 +356,18 @@ class KubernetesState(_Model):
     device_plugin_pods: list[Pod] = Field(default_factory=list)
     logs: list[PodLog] = Field(default_factory=list)
     workloads: list[KueueWorkload] = Field(default_factory=list)
+    _pod_index: PodIndex | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _index_pods(self) -> KubernetesState:
+        # Built here, once, while the Pods are fresh; see bot.snapshot.pod_index for why.
+        self._pod_index = index_pods(self.pods)
+        return self
+
+    @property
+    def pod_index(self) -> PodIndex:
+        """The shared views of the Pods (rebuilt only for an object made without validation)."""
+        index = self._pod_index
+        if index is None or index.source is not self.pods:
+            index = self._pod_index = index_pods(self.pods)
+        return index
