@@ -256,7 +256,8 @@ def linearity(results: list[dict[str, Any]]) -> str:
         scale = r["nodes"] / scale_base
         parts.append(
             f"- {r['size']} / {base['size']} ({scale:g}x the input): wall time "
-            f"{r['median_s'] / base['median_s']:.2f}x, CPU time "
+            f"{r['median_s'] / base['median_s']:.2f}x (fastest runs: "
+            f"{min(r['times_s']) / min(base['times_s']):.2f}x), CPU time "
             f"{r['cpu_median_s'] / base['cpu_median_s']:.2f}x, tracemalloc peak "
             f"{r['tracemalloc_peak'] / base['tracemalloc_peak']:.2f}x, snapshot RSS "
             f"{(r['rss_snapshot'] - r['rss_start']) / (base['rss_snapshot'] - base['rss_start']):.2f}x "

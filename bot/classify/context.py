@@ -81,10 +81,10 @@ class Context:
         """Non-terminated Pods bound to each node."""
         return self._pod_indexes.by_node
 
-    @cached_property
+    @property
     def pod_namespaces(self) -> set[str]:
         """Namespaces of every Pod in the snapshot, finished ones included."""
-        return {pod.namespace for pod in self.kube.pods}
+        return self._pod_indexes.namespaces
 
     @property
     def requested_by_node(self) -> dict[str, dict[str, float]]:

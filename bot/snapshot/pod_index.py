@@ -28,13 +28,16 @@ class PodIndex:
     by_node: dict[str, list[Pod]] = field(default_factory=dict)  # live Pods bound to each node
     unscheduled: list[Pod] = field(default_factory=list)  # Pending, no node, not being deleted
     troubled: list[Pod] = field(default_factory=list)  # a container not ready or restarted
+    namespaces: set[str] = field(default_factory=set)  # of every Pod, finished ones included
 
 
 def index_pods(pods: Sequence[Pod]) -> PodIndex:
     index = PodIndex(pods)
     live, requested, by_node = index.live, index.requested, index.by_node
     unscheduled, troubled, ray = index.unscheduled, index.troubled, index.ray
+    namespaces = index.namespaces
     for pod in pods:
+        namespaces.add(pod.namespace)
         phase = pod.phase
         if phase == "Succeeded" or phase == "Failed":  # noqa: PLR1714 (faster than a tuple test here)
             continue
