@@ -26,7 +26,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+# The state-store tests start their own PostgreSQL server from Debian's binaries (`postgres`).
+unit: $(STAMP) postgres
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck unit
