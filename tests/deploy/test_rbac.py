@@ -15,7 +15,6 @@ in the shipped config, and needs exactly what the Role grants.
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from tests.deploy.rbac import (
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, NS, Bundle, healthy
 from tests.support.kube_api import ObjectStore, RequestRecord, serve
+from tests.support.waiting import eventually
 
 SERVICE_ACCOUNT = "raydiag"
 LEADER_LEASE = "raydiag-leader"
@@ -243,15 +243,6 @@ def test_request_attributes_follow_the_api_server() -> None:
     assert request_of("GET", "/version") is None
 
 
-def _until(condition: Callable[[], bool], timeout_s: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 def test_the_leader_election_needs_only_what_the_role_grants(tmp_path: Path) -> None:
     """A replica takes the configured Lease and renews it, against the loopback API server."""
     rendered = render("base")
@@ -270,8 +261,10 @@ def test_the_leader_election_needs_only_what_the_role_grants(tmp_path: Path) -> 
         replica = Leadership(settings, kubernetes_client(target), on_lead=lambda: None, on_lose=lambda: None)
         replica.start()
         try:
-            assert _until(lambda: replica.leading), "the replica never took the Lease"
-            assert _until(lambda: api.requests.count(method="PUT", path=r"/leases/") >= 1), "never renewed"
+            assert eventually(lambda: replica.leading), "the replica never took the Lease"
+            assert eventually(lambda: api.requests.count(method="PUT", path=r"/leases/") >= 1), (
+                "never renewed"
+            )
         finally:
             replica.stop(timeout_s=5)
         sent = _requests(api.requests.snapshot())

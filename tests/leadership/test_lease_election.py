@@ -9,7 +9,7 @@ they expect and give up after a bound, they do not sleep for a fixed time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from kubernetes import client, config
 from bot.leadership import Leadership, LeaseSettings
 from tests.support import cluster
 from tests.support.kube_api import Fault, KubeAPI, ObjectStore, serve
+from tests.support.waiting import eventually
 
 FAST = LeaseSettings(namespace="raydiag", lease_duration_s=3, renew_deadline_s=2, retry_period_s=1)
 
@@ -40,15 +41,6 @@ def _client(api: KubeAPI, directory: Path) -> client.ApiClient:
     return client.ApiClient(configuration)
 
 
-def _until(condition: Callable[[], bool], timeout_s: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 def test_one_replica_leads_and_the_other_takes_over_when_it_stops(api: KubeAPI, tmp_path: Path) -> None:
     events: list[str] = []
     first = Leadership(
@@ -67,7 +59,7 @@ def test_one_replica_leads_and_the_other_takes_over_when_it_stops(api: KubeAPI, 
     )
     try:
         first.start()
-        assert _until(lambda: first.leading)
+        assert eventually(lambda: first.leading)
         second.start()
         # The second replica keeps trying but finds a Lease that is held and renewed.
         time.sleep(FAST.lease_duration_s + 1)
@@ -80,7 +72,7 @@ def test_one_replica_leads_and_the_other_takes_over_when_it_stops(api: KubeAPI, 
         stopped_at = time.monotonic()
         first.stop()
         assert not first.leading
-        assert _until(lambda: second.leading)
+        assert eventually(lambda: second.leading)
         took = time.monotonic() - stopped_at
         assert took < 60  # the bound; with these timings it is a few seconds
         lease = client.CoordinationV1Api(_client(api, tmp_path)).read_namespaced_lease(
@@ -108,8 +100,8 @@ def test_a_lease_api_that_refuses_leaves_the_replica_a_follower(api: KubeAPI, tm
     elector = Leadership(FAST, _client(api, tmp_path), on_lead=lambda: None, on_lose=lambda: None)
     try:
         elector.start()
-        assert not _until(lambda: elector.leading, timeout_s=3)
+        assert not eventually(lambda: elector.leading, timeout_s=3)
         api.clear_faults()
-        assert _until(lambda: elector.leading)
+        assert eventually(lambda: elector.leading)
     finally:
         elector.stop(timeout_s=10)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from tests.support.bot_process import BotProcess, bot_process, free_port
 from tests.support.kube_api import KubeAPI, ObjectStore, serve
 from tests.support.postgres import PostgresServer, shared
 from tests.support.slack_api import serve_slack
+from tests.support.waiting import eventually
 
 CHANNEL = "C0HEALTH01"
 
@@ -45,15 +46,6 @@ def _leading(bot: BotProcess) -> bool | None:
         if line.startswith("raydiag_schedules_leader "):
             return float(line.split()[1]) == 1.0
     return None
-
-
-def _until(condition: Callable[[], bool], timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return condition()
 
 
 def test_one_replica_posts_and_the_other_takes_over_when_it_is_killed(
@@ -103,19 +95,21 @@ def test_one_replica_posts_and_the_other_takes_over_when_it_is_killed(
         def posts() -> list[float]:
             return [c.time for c in slack.calls_to("chat.postMessage") if c.params.get("channel") == CHANNEL]
 
-        assert _until(lambda: {_leading(first), _leading(second)} == {True, False}, 30), "no single leader"
+        assert eventually(lambda: {_leading(first), _leading(second)} == {True, False}, 30), (
+            "no single leader"
+        )
         leader, follower = (first, second) if _leading(first) else (second, first)
 
-        assert _until(lambda: len(posts()) >= 1, 75), "the leader never posted"
+        assert eventually(lambda: len(posts()) >= 1, 75), "the leader never posted"
         assert _leading(follower) is False
 
         leader.kill()
         killed_at = time.monotonic()
-        assert _until(lambda: _leading(follower) is True, 60), "the follower never took over"
+        assert eventually(lambda: _leading(follower) is True, 60), "the follower never took over"
         assert time.monotonic() - killed_at < 60
 
         before = len(posts())
-        assert _until(lambda: len(posts()) > before, 75), "the new leader never posted"
+        assert eventually(lambda: len(posts()) > before, 75), "the new leader never posted"
 
     # Every post answers one claimed run: no run was posted by both replicas.
     store = open_store(state_url)
