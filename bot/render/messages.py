@@ -125,6 +125,10 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "en": "Only people on the probe allow-list may start work on `{cluster}`; nothing was started.",
         "zh": "只有探针白名单中的成员可以在 `{cluster}` 上启动任务；本次未启动任何操作。",
     },
+    "slack.refused_message": {
+        "en": "raydiag's buttons only work on messages raydiag posted; nothing was started.",
+        "zh": "raydiag 的按钮只对 raydiag 自己发出的消息有效；本次未启动任何操作。",
+    },
     "slack.refused_cluster": {
         "en": "That button names a cluster that is not configured; nothing was started.",
         "zh": "该按钮指向一个未配置的集群；本次未启动任何操作。",

@@ -8,6 +8,7 @@ A failure in one diagnosis is reported in its thread and never reaches the liste
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -17,7 +18,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from slack_bolt import Ack, App, BoltResponse, Respond
+from slack_bolt import Ack, App, BoltContext, BoltResponse, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -45,6 +46,7 @@ from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_com
 from bot.slack.state import AnsweredOnce, ClusterLocks, MuteList, Mutes, SeenOnce, StoredMutes, StoredSeenOnce
 from bot.slack.workers import Busy, SharedRuns, Submitted
 from bot.snapshot.model import Snapshot
+from bot.snapshot.redact import redact
 from bot.store import Store, StoreError
 
 LOG = logging.getLogger(__name__)
@@ -220,7 +222,7 @@ def _deliver(
             client,
             channel,
             user,
-            say("slack.failed", lang, cluster=cluster.name, error=str(error)[:300]),
+            say("slack.failed", lang, cluster=cluster.name, error=redact(str(error))[:300]),
             thread_ts,
             notify,
         )
@@ -293,6 +295,15 @@ def button_cluster(bot: Bot, body: dict[str, Any]) -> ClusterConfig | None:
     return bot.config.cluster(name) if isinstance(name, str) else None
 
 
+def pressed_on_our_message(body: dict[str, Any], context: BoltContext) -> bool:
+    """Whether a button sits on a message this bot posted (ephemeral ones carry no message)."""
+    message = body.get("message")
+    if not isinstance(message, dict):
+        return bool((body.get("container") or {}).get("is_ephemeral"))
+    ours = {v for v in (context.get("bot_id"), context.get("bot_user_id")) if v}
+    return bool(ours) and (message.get("bot_id") in ours or message.get("user") in ours)
+
+
 def thread_of(body: dict[str, Any]) -> tuple[str, str]:
     container = body.get("container") or {}
     message = body.get("message") or {}
@@ -331,6 +342,24 @@ def build_app(
         # Slack retries (X-Slack-Retry-Num) carry the same event_id: the first delivery answers.
         event_id = body.get("event_id") if body.get("type") == "event_callback" else None
         if isinstance(event_id, str) and not bot.seen.first(event_id):
+            return BoltResponse(status=200, body="")
+        return next()
+
+    @app.middleware
+    def buttons_only_on_our_messages(
+        body: dict[str, Any], context: BoltContext, next: Callable[[], BoltResponse]
+    ) -> BoltResponse | None:
+        # Buttons act on the thread of the message they sit on: a payload that names someone
+        # else's message would let a press post into (or mute from) a thread raydiag never wrote.
+        if body.get("type") == "block_actions" and not pressed_on_our_message(body, context):
+            channel, _ = thread_of(body)
+            user = str((body.get("user") or {}).get("id") or "")
+            LOG.warning("refused a button press on a message raydiag did not post (user %s)", user)
+            if channel and user:
+                with contextlib.suppress(SlackApiError):
+                    client.chat_postEphemeral(
+                        channel=channel, user=user, text=say("slack.refused_message", bot.lang(channel, user))
+                    )
             return BoltResponse(status=200, body="")
         return next()
 

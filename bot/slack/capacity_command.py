@@ -22,6 +22,7 @@ from bot.render.messages import say
 from bot.render.slack import clip, escape
 from bot.slack.app import Bot
 from bot.slack.commands import Command
+from bot.snapshot.redact import redact
 
 LOG = logging.getLogger(__name__)
 COMMENT_LIMIT = 3000
@@ -44,7 +45,8 @@ def post_capacity(
         snapshot = bot.snapshot(cluster, command.namespace or cluster.namespace)
     except Exception as error:  # a collection that fails outright is told, not raised into Bolt
         LOG.exception("could not read %s for its capacity picture", cluster.name)
-        text = say("slack.capacity_failed", lang, cluster=cluster.name, error=escape(str(error)[:300]))
+        reason = escape(redact(str(error))[:300])
+        text = say("slack.capacity_failed", lang, cluster=cluster.name, error=reason)
         respond(response_type="ephemeral", text=text)
         return
     figures = capacity_figures(snapshot)

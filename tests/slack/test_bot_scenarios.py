@@ -266,8 +266,9 @@ def test_rate_limited_post_is_retried(tmp_path: Path, slack: SlackWebAPI) -> Non
     assert posts[0].status == 429 and posts[1].status == 200
 
 
-def test_refused_blocks_fall_back_to_plain_text(tmp_path: Path, slack: SlackWebAPI) -> None:
-    slack.fail("chat.postMessage", error="invalid_blocks", status=200, times=1)
+@pytest.mark.parametrize("refusal", ["invalid_blocks", "msg_too_long"])
+def test_refused_blocks_fall_back_to_plain_text(tmp_path: Path, slack: SlackWebAPI, refusal: str) -> None:
+    slack.fail("chat.postMessage", error=refusal, status=200, times=1)
     with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
         command(url, slack, "gpu-prod")
         posts = slack.wait_for("chat.postMessage", count=2, timeout=30)
@@ -285,6 +286,27 @@ def press(url: str, action: str, value: str, user: str, blocks: list[dict[str, A
         action, value=value, user_id=user, channel_id=CHANNEL, message_ts=ts, message_blocks=blocks
     )
     return post_signed(url, body, SECRET)
+
+
+def test_buttons_on_someone_elses_message_are_refused(tmp_path: Path, slack: SlackWebAPI) -> None:
+    # A signed payload whose button sits on a person's message, not one raydiag posted.
+    with running_bot(tmp_path, slack, scenarios.healthy()) as (url, bot):
+        value = json.dumps({"cluster": "gpu-prod"})
+        for action in ("raydiag_rerun", "raydiag_mute", "raydiag_head_check"):
+            body = block_actions_body(
+                action,
+                value=value,
+                user_id="U0MALLORY1",
+                channel_id=CHANNEL,
+                message_ts="1733000000.000777",
+                message_author="U0SOMEONE1",
+            )
+            assert post_signed(url, body, SECRET).status == 200
+        refusals = slack.wait_for("chat.postEphemeral", count=3, timeout=20)
+        time.sleep(0.5)
+        assert all("only work on messages raydiag posted" in r.params["text"] for r in refusals)
+        assert slack.calls_to("chat.postMessage") == []
+        assert not bot.mutes.muted("gpu-prod")
 
 
 def test_buttons_rerun_and_mute_in_the_thread(tmp_path: Path, slack: SlackWebAPI) -> None:

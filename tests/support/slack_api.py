@@ -979,15 +979,22 @@ def block_actions_payload(
     block_id: str | None = None,
     button_text: str = "Button",
     message_text: str = "",
+    message_author: str | None = None,
 ) -> dict[str, Any]:
-    """The ``block_actions`` payload for a button click on a bot message (as a dict)."""
+    """The ``block_actions`` payload for a button click on a bot message (as a dict).
+
+    ``message_author``: the button sits on this person's message instead (no ``bot_id``).
+    """
     blocks = [dict(block) for block in message_blocks or []]
     block_id = block_id or _block_id_of(blocks, action_id) or "raydiag_actions"
+    author = (
+        {"user": BOT_USER_ID, "bot_id": BOT_ID, "app_id": APP_ID}
+        if message_author is None
+        else {"user": message_author}
+    )
     message: dict[str, Any] = {
         "type": "message",
-        "user": BOT_USER_ID,
-        "bot_id": BOT_ID,
-        "app_id": APP_ID,
+        **author,
         "text": message_text,
         "ts": message_ts,
         "team": TEAM_ID,
