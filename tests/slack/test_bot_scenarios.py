@@ -250,6 +250,54 @@ def _until_in_flight(bot: Bot, count: int) -> None:
         time.sleep(0.02)
 
 
+def test_a_burst_of_commands_and_presses_loses_no_answer(tmp_path: Path, slack: SlackWebAPI) -> None:
+    # 30 commands (two clusters, so most join a shared run) and 6 presses at once: each one ends
+    # in a thread, a note, or a probe result. Timing is the load benchmark's business.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with running_bot(tmp_path, slack, scenarios.gpu_worker_without_toleration()) as (url, _):
+        commands = [f"C0BURST{i:04d}" for i in range(30)]
+        presses = [f"C0PRESS{i:04d}" for i in range(6)]
+
+        def send_command(index: int) -> int:
+            body = slash_command_body(
+                text="gpu-prod" if index % 2 else "research",
+                user_id=f"U0BURST{index:03d}",
+                channel_id=commands[index],
+                response_url=slack.response_url(commands[index]),
+            )
+            return post_signed(url, body, SECRET).status
+
+        def send_press(index: int) -> int:
+            action = ("raydiag_rerun", "raydiag_mute")[index % 2]
+            body = block_actions_body(
+                action,
+                value=json.dumps({"cluster": "gpu-prod"}),
+                user_id=f"U0PRESS{index:03d}",
+                channel_id=presses[index],
+                message_ts=f"1733000000.{index:06d}",
+            )
+            return post_signed(url, body, SECRET).status
+
+        with ThreadPoolExecutor(max_workers=36) as pool:
+            statuses = list(pool.map(send_command, range(30))) + list(pool.map(send_press, range(6)))
+        assert statuses == [200] * 36
+
+        def answered() -> set[str]:
+            found = set()
+            for call in slack.calls:
+                if call.method == "response_url":
+                    found.add(call.path.rsplit("/", 1)[-1])
+                elif call.method in ("chat.postMessage", "chat.postEphemeral"):
+                    found.add(str(call.params.get("channel")))
+            return found
+
+        deadline = time.monotonic() + 60
+        while not set(commands + presses) <= answered() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert set(commands + presses) - answered() == set()
+
+
 def test_slack_server_errors_are_retried(tmp_path: Path, slack: SlackWebAPI) -> None:
     slack.fail("chat.postMessage", status=500, times=1)
     with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
