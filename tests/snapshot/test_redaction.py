@@ -24,6 +24,9 @@ SECRETS = [
     "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp",
     "s3cr3t-Passw0rd!",
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJyYXlkaWFnIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ",
+    "AIzaSyDq3x8Zk1mN4pQ7rS0tU2vW5yX9aB6cD3e",  # a GCP API key
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",  # inside a service-account private key
+    "ya29.a0AfB_byC4xQ9mZ2kL7nP3rT5vW8yA1bD6eG",  # a GCP OAuth access token
 ]
 LOG_LINES = [
     f"export HF_TOKEN={SECRETS[0]}",
@@ -33,6 +36,9 @@ LOG_LINES = [
     f"SLACK_BOT_TOKEN={SECRETS[4]} python bot.py",
     f"db password: {SECRETS[5]}",
     f"Authorization: Bearer {SECRETS[6]}",
+    f"GOOGLE_API_KEY loaded: {SECRETS[7]}",
+    f'"private_key": "-----BEGIN PRIVATE KEY-----\\n{SECRETS[8]}\\n-----END PRIVATE KEY-----\\n"',
+    f"gcloud auth print-access-token -> {SECRETS[9]}",
 ]
 
 
