@@ -10,11 +10,11 @@ Missed runs: ``coalesce`` folds every run missed while the bot was down into one
 ``misfire_grace_time`` (a day) lets that one run late, so an outage costs one late post, never a
 burst of replays. ``max_instances=1`` keeps a slow collection from overlapping the next run.
 
-Leadership: with several replicas sharing the database, only one should run schedules (issue 6
-adds a Lease). ``HealthScheduler.start(leading=...)``, ``lead()`` and ``follow()`` resume and pause
-the APScheduler loop; a follower still adds and removes jobs (Slack commands reach any replica) but
-never runs them. Should two replicas ever both lead, each run is claimed in the store first, so it
-is still posted once.
+Leadership: with several replicas sharing the database, only the holder of the Lease
+(``bot.leadership``) runs schedules. ``HealthScheduler.start(leading=...)``, ``lead()`` and
+``follow()`` resume and pause the APScheduler loop; a follower still adds and removes jobs (Slack
+commands reach any replica) but never runs them. Should two replicas ever both lead, each run is
+claimed in the store first, so it is still posted once.
 
 The source of truth for *which* schedules exist is the store's schedules table; ``reconcile()``
 makes the job table agree with it (at start, and every minute on the leader, which also wakes the
