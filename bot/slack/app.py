@@ -296,10 +296,16 @@ def button_cluster(bot: Bot, body: dict[str, Any]) -> ClusterConfig | None:
 
 
 def pressed_on_our_message(body: dict[str, Any], context: BoltContext) -> bool:
-    """Whether a button sits on a message this bot posted (ephemeral ones carry no message)."""
+    """Whether a button sits on a message this bot posted.
+
+    An ephemeral message (the quiz's) was shown by this app to the one person pressing it, and
+    Slack may send it without its ``message``: that is ours too.
+    """
+    if (body.get("container") or {}).get("is_ephemeral"):
+        return True
     message = body.get("message")
     if not isinstance(message, dict):
-        return bool((body.get("container") or {}).get("is_ephemeral"))
+        return False
     ours = {v for v in (context.get("bot_id"), context.get("bot_user_id")) if v}
     return bool(ours) and (message.get("bot_id") in ours or message.get("user") in ours)
 
