@@ -58,18 +58,24 @@ CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
 CommandHandler = Callable[["Bot", Command, dict[str, Any], WebClient, Respond], None]
 
 
+def target_of(cluster: ClusterConfig, namespace: str | None = None) -> Target:
+    """Where a configured cluster is read from (its own namespace unless one is given)."""
+    return Target(
+        cluster=cluster.name,
+        namespace=namespace or cluster.namespace,
+        raycluster=cluster.raycluster,
+        kubeconfig=cluster.kubeconfig,
+        context=cluster.context,
+        dashboard_url=cluster.dashboard_url,
+    )
+
+
 def live_snapshot(config: Config) -> CollectSnapshot:
     def run(cluster: ClusterConfig, namespace: str) -> Snapshot:
-        target = Target(
-            cluster=cluster.name,
-            namespace=namespace,
-            raycluster=cluster.raycluster,
-            kubeconfig=cluster.kubeconfig,
-            context=cluster.context,
-            dashboard_url=cluster.dashboard_url,
-        )
         return collect_live(
-            target, deadline_s=config.collection.deadline_s, call_timeout_s=config.collection.call_timeout_s
+            target_of(cluster, namespace),
+            deadline_s=config.collection.deadline_s,
+            call_timeout_s=config.collection.call_timeout_s,
         )
 
     return run

@@ -18,14 +18,14 @@ from slack_sdk.errors import SlackApiError
 
 from bot.collect.deadline import Deadline
 from bot.collect.kubernetes import KubernetesReader
-from bot.collect.live import Target, kubernetes_client
+from bot.collect.live import kubernetes_client
 from bot.config import ClusterConfig
 from bot.deliver.slack_poster import post
 from bot.observe.metrics import ProbeResult
 from bot.probes import Outcome
 from bot.render.messages import say
 from bot.render.slack import ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS
-from bot.slack.app import Bot, button_press
+from bot.slack.app import Bot, button_press, target_of
 
 LOG = logging.getLogger(__name__)
 GROUP_CACHE_S = 300.0
@@ -33,10 +33,7 @@ _group_cache: dict[str, tuple[float, frozenset[str]]] = {}
 
 
 def dashboard_url(cluster: ClusterConfig) -> str:
-    return (
-        cluster.dashboard_url
-        or Target(cluster.name, cluster.namespace, cluster.raycluster).default_dashboard_url()
-    )
+    return cluster.dashboard_url or target_of(cluster).default_dashboard_url()
 
 
 def probe_result(outcome: Outcome) -> ProbeResult:
@@ -117,14 +114,7 @@ def head_check(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
         return
     cluster, channel, thread, lang = press.cluster, press.channel, press.thread, press.lang
     press.announce(client, say("slack.head_check", lang))
-    target = Target(
-        cluster.name,
-        cluster.namespace,
-        cluster.raycluster,
-        cluster.kubeconfig,
-        cluster.context,
-        cluster.dashboard_url,
-    )
+    target = target_of(cluster)
     try:
         reader: KubernetesReader | None = KubernetesReader(
             kubernetes_client(target), Deadline(bot.config.collection.deadline_s)
