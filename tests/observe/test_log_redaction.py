@@ -7,26 +7,24 @@ error might. Everything the bot logs in JSON, and every Web API call it makes, i
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 from bot.classify import classify
 from bot.config import Config
 from bot.diagnosis import Diagnosis
-from bot.observe.logs import configure_logging
 from bot.slack.app import Bot, build_app
-from bot.slack.server import SlackHTTPServer
 from bot.snapshot.files import parse_snapshot
+from tests.observe.conftest import CaptureLogs
 from tests.snapshot.test_redaction import SECRETS, planted_bundle
+from tests.support.bolt_server import bolt_over_http
 from tests.support.slack_api import post_signed, serve_slack, slash_command_body
 
 SIGNING = "redaction-secret"
 
 
-def test_planted_secrets_stay_out_of_slack_and_the_logs(tmp_path: Path) -> None:
+def test_planted_secrets_stay_out_of_slack_and_the_logs(captured_logs: CaptureLogs) -> None:
     snapshot = parse_snapshot(planted_bundle())
 
     def diagnose(cluster: Any, namespace: str) -> Diagnosis:
@@ -34,34 +32,21 @@ def test_planted_secrets_stay_out_of_slack_and_the_logs(tmp_path: Path) -> None:
             raise RuntimeError(f"dashboard said 401 for Authorization: Bearer {SECRETS[6]} ({SECRETS[4]})")
         return classify(snapshot)
 
-    handler = configure_logging("json", logging.DEBUG)
-    stream = io.StringIO()
-    handler.setStream(stream)  # type: ignore[attr-defined]
     config = Config.model_validate(
         {"clusters": [{"name": "gpu-prod", "namespace": "ml"}, {"name": "broken"}]}
     )
     bot = Bot(config=config, diagnose=diagnose)
-    try:
-        with serve_slack() as slack:
-            app = build_app(bot, token="xoxb-test", signing_secret=SIGNING, api_url=slack.url)
-            server = SlackHTTPServer(app, "127.0.0.1", 0)
-            server.start_background()
-            try:
-                for name in ("gpu-prod", "broken"):
-                    body = slash_command_body(
-                        text=name, channel_id="C0MLPLATFORM", response_url=slack.response_url(name)
-                    )
-                    assert post_signed(server.url + "/slack/events", body, SIGNING).status == 200
-                slack.wait_for("chat.postMessage", count=2, timeout=30)
-                slack.wait_for("response_url", count=1, timeout=30)
-                sent = json.dumps([call.params for call in slack.calls])
-            finally:
-                server.shutdown()
-                server.server_close()
-                bot.runs.shutdown()
-    finally:
-        logging.getLogger().removeHandler(handler)
-        logging.getLogger().setLevel(logging.WARNING)
+    with captured_logs("json", logging.DEBUG) as stream, serve_slack() as slack:
+        app = build_app(bot, token="xoxb-test", signing_secret=SIGNING, api_url=slack.url)
+        with bolt_over_http(bot, app) as url:
+            for name in ("gpu-prod", "broken"):
+                body = slash_command_body(
+                    text=name, channel_id="C0MLPLATFORM", response_url=slack.response_url(name)
+                )
+                assert post_signed(url, body, SIGNING).status == 200
+            slack.wait_for("chat.postMessage", count=2, timeout=30)
+            slack.wait_for("response_url", count=1, timeout=30)
+            sent = json.dumps([call.params for call in slack.calls])
 
     logged = stream.getvalue()
     assert "RuntimeError" in logged  # the failure was logged, with its traceback ...

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import threading
 
-from bot.observe.logs import configure_logging, current_request_id, new_request_id, request_context
+from bot.observe.logs import current_request_id, new_request_id, request_context
+from tests.observe.conftest import CaptureLogs
 
 
-def _capture(log_format: str) -> tuple[io.StringIO, logging.Handler]:
-    handler = configure_logging(log_format, logging.INFO)  # type: ignore[arg-type]
-    stream = io.StringIO()
-    handler.setStream(stream)  # type: ignore[attr-defined]
-    return stream, handler
-
-
-def test_json_lines_carry_the_request_id_and_mask_tokens() -> None:
-    stream, handler = _capture("json")
-    try:
+def test_json_lines_carry_the_request_id_and_mask_tokens(captured_logs: CaptureLogs) -> None:
+    with captured_logs("json") as stream:
         log = logging.getLogger("raydiag.test")
         with request_context("Ev0123ABC"):
             log.info("posting with token=xoxb-1234567890-abcdefghij to %s", "C111")
@@ -27,8 +19,6 @@ def test_json_lines_carry_the_request_id_and_mask_tokens() -> None:
             raise RuntimeError("GET https://admin:hunter2@dashboard:8265 failed")
         except RuntimeError:
             log.exception("dashboard read failed")
-    finally:
-        logging.getLogger().removeHandler(handler)
     first, second = (json.loads(line) for line in stream.getvalue().splitlines())
     assert first["request_id"] == "Ev0123ABC"
     assert first["level"] == "INFO" and first["logger"] == "raydiag.test"
@@ -37,13 +27,9 @@ def test_json_lines_carry_the_request_id_and_mask_tokens() -> None:
     assert "hunter2" not in second["exception"] and "RuntimeError" in second["exception"]
 
 
-def test_text_lines_are_masked_too() -> None:
-    stream, handler = _capture("text")
-    try:
-        with request_context("abc123"):
-            logging.getLogger("raydiag.test").warning("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig")
-    finally:
-        logging.getLogger().removeHandler(handler)
+def test_text_lines_are_masked_too(captured_logs: CaptureLogs) -> None:
+    with captured_logs("text") as stream, request_context("abc123"):
+        logging.getLogger("raydiag.test").warning("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig")
     line = stream.getvalue()
     assert "[abc123]" in line
     assert "eyJhbGciOiJIUzI1NiJ9" not in line

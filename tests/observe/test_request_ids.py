@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import time
-from pathlib import Path
 
 from bot.classify import classify
 from bot.config import Config
 from bot.diagnosis import Diagnosis
-from bot.observe.logs import configure_logging
 from bot.slack.app import Bot, build_app
-from bot.slack.server import SlackHTTPServer
 from bot.snapshot.files import parse_snapshot
+from tests.observe.conftest import CaptureLogs
 from tests.support import scenarios
+from tests.support.bolt_server import bolt_over_http
 from tests.support.slack_api import post_signed, serve_slack, slash_command_body
 
 SECRET = "request-id-secret"
@@ -30,7 +28,7 @@ def _settle(bot: Bot) -> None:
     time.sleep(0.5)
 
 
-def test_a_slash_command_logs_under_its_trigger_id_in_every_thread(tmp_path: Path) -> None:
+def test_a_slash_command_logs_under_its_trigger_id_in_every_thread(captured_logs: CaptureLogs) -> None:
     snapshot = parse_snapshot(scenarios.gpu_worker_without_toleration().to_json())
     log = logging.getLogger("raydiag.test.collect")
 
@@ -38,47 +36,35 @@ def test_a_slash_command_logs_under_its_trigger_id_in_every_thread(tmp_path: Pat
         log.info("reading %s with token=xoxb-0000000000-secretsecret", namespace)
         return classify(snapshot)
 
-    handler = configure_logging("json", logging.INFO)
-    stream = io.StringIO()
-    handler.setStream(stream)  # type: ignore[attr-defined]
     config = Config.model_validate({"clusters": [{"name": "gpu-prod", "namespace": "ml"}]})
     bot = Bot(config=config, diagnose=diagnose)
-    try:
-        with serve_slack() as slack:
-            app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
-            server = SlackHTTPServer(app, "127.0.0.1", 0)
-            server.start_background()
-            try:
-                body = slash_command_body(
+    with captured_logs("json", logging.INFO) as stream, serve_slack() as slack:
+        app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
+        with bolt_over_http(bot, app) as url:
+            body = slash_command_body(
+                text="gpu-prod",
+                channel_id="C0MLPLATFORM",
+                response_url=slack.response_url(),
+                trigger_id=TRIGGER,
+            )
+            assert post_signed(url, body, SECRET).status == 200
+            slack.wait_for("chat.postMessage", count=1, timeout=30)
+            _settle(bot)
+            # A channel the bot is not in: the delivery runs, fails, and tells the asker.
+            slack.fail("chat.postMessage", error="channel_not_found", status=200, times=None)
+            answer = post_signed(
+                url,
+                slash_command_body(
                     text="gpu-prod",
-                    channel_id="C0MLPLATFORM",
-                    response_url=slack.response_url(),
-                    trigger_id=TRIGGER,
-                )
-                assert post_signed(server.url + "/slack/events", body, SECRET).status == 200
-                slack.wait_for("chat.postMessage", count=1, timeout=30)
-                _settle(bot)
-                # A channel the bot is not in: the delivery runs, fails, and tells the asker.
-                slack.fail("chat.postMessage", error="channel_not_found", status=200, times=None)
-                answer = post_signed(
-                    server.url + "/slack/events",
-                    slash_command_body(
-                        text="gpu-prod",
-                        channel_id="C0GONE0001",
-                        response_url=slack.response_url("gone"),
-                        trigger_id=TRIGGER + "b",
-                    ),
-                    SECRET,
-                )
-                assert answer.status == 200
-                [said] = slack.wait_for("response_url", count=1, timeout=30)
-                assert "/invite" in said.params["text"]
-            finally:
-                server.shutdown()
-                server.server_close()
-                bot.runs.shutdown()
-    finally:
-        logging.getLogger().removeHandler(handler)
+                    channel_id="C0GONE0001",
+                    response_url=slack.response_url("gone"),
+                    trigger_id=TRIGGER + "b",
+                ),
+                SECRET,
+            )
+            assert answer.status == 200
+            [said] = slack.wait_for("response_url", count=1, timeout=30)
+            assert "/invite" in said.params["text"]
 
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     reading = [line for line in lines if line["logger"] == "raydiag.test.collect"]

@@ -25,8 +25,8 @@ from bot.quiz.record import record_choice
 from bot.quiz.render_slack import ACTION_NEXT, ACTION_RESTART, answer_value
 from bot.quiz.slack_actions import install_quiz_actions, register_quiz
 from bot.slack.app import Bot, build_app
-from bot.slack.server import SlackHTTPServer
 from bot.store import Store, open_store
+from tests.support.bolt_server import bolt_over_http
 from tests.support.slack_api import (
     SlackWebAPI,
     block_actions_payload,
@@ -62,14 +62,8 @@ def running_bot(slack: SlackWebAPI, store: Store | None) -> Iterator[str]:
     register_quiz(bot)
     app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
     install_quiz_actions(app, bot)
-    server = SlackHTTPServer(app, "127.0.0.1", 0)
-    server.start_background()
-    try:
-        yield server.url + "/slack/events"
-    finally:
-        server.shutdown()
-        server.server_close()
-        bot.runs.shutdown()
+    with bolt_over_http(bot, app) as url:
+        yield url
 
 
 class Conversation:

@@ -14,10 +14,10 @@ from bot.config import ClusterConfig, Config, LanguageConfig, SlackConfig
 from bot.diagnosis import Diagnosis
 from bot.slack.app import Bot, build_app
 from bot.slack.capacity_command import register_capacity
-from bot.slack.server import SlackHTTPServer
 from bot.snapshot.files import parse_snapshot
 from bot.snapshot.model import Snapshot
 from tests.support import scenarios
+from tests.support.bolt_server import bolt_over_http
 from tests.support.cluster import CLUSTER, NS
 from tests.support.slack_api import SlackWebAPI, post_signed, serve_slack, slash_command_body
 
@@ -52,16 +52,9 @@ def running_bot(slack: SlackWebAPI, snapshot_of: Any) -> Iterator[tuple[str, lis
 
     bot = Bot(config=CONFIG, diagnose=never_diagnose, snapshot_of=read)
     register_capacity(bot)
-    server = SlackHTTPServer(
-        build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url), "127.0.0.1", 0
-    )
-    server.start_background()
-    try:
-        yield server.url + "/slack/events", reads
-    finally:
-        server.shutdown()
-        server.server_close()
-        bot.runs.shutdown()
+    app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
+    with bolt_over_http(bot, app) as url:
+        yield url, reads
 
 
 def recorded(bundle: Any) -> Any:

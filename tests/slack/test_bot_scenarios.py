@@ -22,9 +22,9 @@ from bot.classify import classify
 from bot.config import Config, load_config
 from bot.diagnosis import Diagnosis
 from bot.slack.app import Bot, build_app, live_diagnosis
-from bot.slack.server import SlackHTTPServer
 from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
+from tests.support.bolt_server import bolt_over_http
 from tests.support.cluster import CLUSTER, NS
 from tests.support.kube_api import ObjectStore, serve
 from tests.support.slack_api import (
@@ -107,14 +107,8 @@ def running_bot(
         chosen = diagnose or (live_diagnosis(config) if live else recorded(bundle))
         bot = Bot(config=config, diagnose=chosen)
         app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
-        server = SlackHTTPServer(app, "127.0.0.1", 0)
-        server.start_background()
-        try:
-            yield server.url + "/slack/events", bot
-        finally:
-            server.shutdown()
-            server.server_close()
-            bot.runs.shutdown()
+        with bolt_over_http(bot, app) as url:
+            yield url, bot
 
 
 def validate_blocks(call: Any) -> None:
