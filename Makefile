@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench lock clean postgres scan scan-lock
+.PHONY: demo test lint typecheck unit bench eval lock clean postgres scan scan-lock
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classify.py
+
+# Accuracy on the corpus of real pasted outputs (tests/corpus): hit@1, recall, nothing recognised,
+# false alarms, per cause and per format, and the misses by id.
+eval: $(STAMP)
+	$(BIN)/python benchmarks/corpus_eval.py
 
 # PostgreSQL's server binaries, for the tests that run the state store on a real PostgreSQL (they
 # start and stop their own throwaway server). Debian's package; nothing to do when it is there.
