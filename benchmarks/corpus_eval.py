@@ -8,7 +8,8 @@ and per format:
 
 - hit@1: the first finding's cause is a true one (``causes``, or ``also_ok``);
 - recall: every cause in ``causes`` is among the findings;
-- nothing recognised: the verdict is "unknown" (no format or state was recognised at all);
+- nothing recognised: the verdict is "unknown" (no format or state was recognised at all), as a
+  share of the cases that are not quiet;
 - false alarms: a warning or critical finding on a case that must stay quiet;
 - time per case.
 
@@ -208,7 +209,8 @@ class Tally:
         self.cases += 1
         self.hits += outcome.hit
         self.recalled += outcome.recalled
-        self.unrecognised += not outcome.recognised
+        # An unrelated paste that nothing recognises is right to say so: the rate is of the others.
+        self.unrecognised += not outcome.recognised and not outcome.case.quiet
         self.quiet += outcome.case.quiet
         self.false_alarms += outcome.false_alarm
         self.seconds.append(outcome.seconds)
@@ -220,7 +222,7 @@ class Tally:
             "cases": self.cases,
             "hit_at_1": round(self.hits / n, 3),
             "recall": round(self.recalled / n, 3),
-            "nothing_recognised": round(self.unrecognised / n, 3),
+            "nothing_recognised": round(self.unrecognised / max(self.cases - self.quiet, 1), 3),
             "quiet_cases": self.quiet,
             "false_alarms": self.false_alarms,
             "median_ms": round(ordered[len(ordered) // 2] * 1000, 1),
@@ -229,7 +231,12 @@ class Tally:
 
 
 def tally(outcomes: Iterable[Outcome]) -> dict[str, Any]:
-    overall, by_cause, by_format, by_kind = Tally(), defaultdict(Tally), defaultdict(Tally), defaultdict(Tally)
+    overall, by_cause, by_format, by_kind = (
+        Tally(),
+        defaultdict(Tally),
+        defaultdict(Tally),
+        defaultdict(Tally),
+    )
     for outcome in outcomes:
         overall.add(outcome)
         by_kind[outcome.case.kind].add(outcome)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from bot.snapshot.gpu import LEGACY_GPU_RESOURCE
 from bot.snapshot.kubernetes import (
     LabelRequirement,
     Node,
@@ -35,28 +36,6 @@ from bot.snapshot.kubernetes import (
 )
 from bot.snapshot.quantity import format_amount
 
-GPU_RESOURCE = "nvidia.com/gpu"
-LEGACY_GPU_RESOURCE = "alpha.kubernetes.io/nvidia-gpu"
-# Label keys that name a GPU model; a selector on one of them is part of the GPU-type chain.
-GPU_MODEL_LABELS = (
-    "nvidia.com/gpu.product",
-    "nvidia.com/gpu.machine",
-    "cloud.google.com/gke-accelerator",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "k8s.amazonaws.com/accelerator",
-    "accelerator",
-    "gpu-type",
-    "gpu.nvidia.com/class",
-)
-GPU_NODE_LABELS = (
-    "nvidia.com/gpu.present",
-    "nvidia.com/gpu.product",
-    "nvidia.com/gpu.count",
-    "cloud.google.com/gke-accelerator",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "k8s.amazonaws.com/accelerator",
-)
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
@@ -220,36 +199,143 @@ _BARE_REASONS = re.compile(
     r"(?P<body>\b\d+ (?:node\(s\)|insufficient |too many pods|pod has|persistentvolumeclaim).*)",
     re.IGNORECASE | re.DOTALL,
 )
+# Kubernetes 1.6 to 1.9 put the count after each reason: ``No nodes are available that match all of
+# the following predicates:: Insufficient cpu (2), PodToleratesNodeTaints (1).``
+_PREDICATES_SUMMARY = re.compile(
+    r"No nodes are available that match all of the (?:following )?predicates:*\s*(?P<body>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+# Kubernetes 1.2 to 1.5: ``pod (x) failed to fit in any node`` and then either a summary
+# (``fit failure summary on nodes : NoVolumeZoneConflict (4), ...``) or one line per node
+# (``fit failure on node (node-1): MatchNodeSelector``).
+_FIT_SUMMARY = re.compile(r"fit failure summary on nodes\s*:\s*(?P<body>.*)", re.IGNORECASE | re.DOTALL)
+_FIT_PER_NODE = re.compile(
+    r"fit failure on node \([^)]*\):\s*(?P<reasons>.*?)(?=fit failure on node|\Z)", re.IGNORECASE | re.DOTALL
+)
+# Kubernetes 1.0 and 1.1 named one failed predicate of one node and no counts.
+_ONE_PREDICATE = re.compile(r"\bFailed for reason (?P<reason>[A-Za-z][\w.-]*)", re.IGNORECASE)
 _COUNTED = re.compile(r"^(?P<count>\d+)\s+(?P<reason>.+)$", re.DOTALL)
+_COUNT_AFTER = re.compile(r"^(?P<reason>.+?)\s*\((?P<count>\d+)\)$", re.DOTALL)
+# Kubernetes 1.11 to 1.13 folded identical reasons:
+# ``3 pod has unbound PersistentVolumeClaims (repeated 3 times)``.
+_REPEATED = re.compile(r"\s*\(repeated \d+ times?\)\s*$", re.IGNORECASE)
+_END = re.compile(r"[\s.!\"'`]+$")
+# 1.2-era resource reasons carry their figures:
+# ``Node didn't have enough resource: CPU, requested: 1000, used: 1420, capacity: 2000``.
+_OLD_AMOUNTS = re.compile(r",\s*(?:requested|used|capacity): -?\d+", re.IGNORECASE)
 
 
 def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None] | None:
     """Split a FailedScheduling message into (total nodes, counts per reason, prefilter reason).
 
-    The total is 0 when the message was cut before its ``0/N nodes are available:`` head.
+    Every wording kube-scheduler has used is read: ``0/N nodes are available: ...`` (1.10 on), the
+    predicate summaries of 1.2 to 1.9 with the count in brackets after each reason, the per-node
+    ``fit failure on node (...)`` lines of 1.2 to 1.5, and 1.0's single ``Failed for reason X``.
+    The total is 0 when the message does not say it (cut before its head, or an old wording); a
+    reason an old wording gives without a count counts once.
 
-    The part after ``preemption:`` (and anything after the first sentence of reasons) is about
-    preemption, not about fit, and is left out.
+    The part after ``preemption:`` is about preemption, not about fit, and is left out. A reason the
+    grammar cannot split costs that reason only: a chunk without a count continues the reason
+    before it (``had taint {k: v}, that the pod didn't tolerate``), and only a leading one is the
+    PreFilter reason that applies to every node.
     """
-    match = _SUMMARY.search(message)
-    bare = None if match else _BARE_REASONS.search(message)
-    if match is None and bare is None:
+    if match := _SUMMARY.search(message):
+        counts, prefilter = _counted_reasons(match.group("body"))
+        return int(match.group("total")), counts, prefilter
+    if match := _PREDICATES_SUMMARY.search(message) or _FIT_SUMMARY.search(message):
+        return 0, _bracketed_reasons(match.group("body")), None
+    per_node = _FIT_PER_NODE.findall(message)
+    if per_node:
+        per_reason: Counter[str] = Counter()
+        for reasons in per_node:
+            for reason in _split_reasons(_END.sub("", _OLD_AMOUNTS.sub("", reasons))):
+                per_reason[reason] += 1
+        return len(per_node), per_reason, None
+    if match := _ONE_PREDICATE.search(message):
+        return 0, Counter({match.group("reason"): 1}), None
+    if match := _BARE_REASONS.search(message):
+        counts, prefilter = _counted_reasons(match.group("body"))
+        return 0, counts, prefilter
+    return None
+
+
+_SCALE_UP = re.compile(
+    r"(?:pod )?(?:didn't|did not) trigger scale-up(?P<wouldnt> \(it wouldn't fit if a new node is added\))?:?"
+    r"(?P<body>[^\n]*)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ScaleUpRefusal:
+    """cluster-autoscaler's NotTriggerScaleUp message: why no node group was scaled for a Pod.
+
+    ``reasons`` counts node groups per reason: scheduler reasons for groups whose template node
+    would not take the Pod, and the autoscaler's own (``max node group size reached``, ``in
+    backoff after failed scale-up``, ``max cluster cpu, memory limit reached``) for skipped groups.
+    Releases before 1.12 or so wrote ``(it wouldn't fit if a new node is added)`` and often no
+    reasons at all.
+    """
+
+    reasons: Counter[str]
+    wouldnt_fit: bool
+    whole: str | None = None  # a reason for the whole cluster: "max total nodes in cluster reached"
+
+
+def parse_scale_up_refusal(message: str) -> ScaleUpRefusal | None:
+    match = _SCALE_UP.search(message)
+    if match is None:
         return None
-    body = (match or bare).group("body")  # type: ignore[union-attr]
+    # People shorten the message they quote: ``pod didn't trigger scale-up ... 1 node(s) had ...``.
+    body = re.sub(r"^[\s.…:]+", "", match.group("body"))
+    counts, whole = _counted_reasons(body)
+    return ScaleUpRefusal(counts, bool(match.group("wouldnt")), whole)
+
+
+def has_scheduler_head(message: str) -> bool:
+    """Whether a FailedScheduling message starts as kube-scheduler wrote it, not mid-list."""
+    return any(
+        p.search(message)
+        for p in (_SUMMARY, _PREDICATES_SUMMARY, _FIT_SUMMARY, _FIT_PER_NODE, _ONE_PREDICATE)
+    )
+
+
+def _reasons_body(body: str) -> str:
     body = re.split(r"\.?\s*preemption:", body, maxsplit=1, flags=re.IGNORECASE)[0]
-    body = body.strip().rstrip(".!").strip()
+    return _END.sub("", body.strip()).strip()
+
+
+def _counted_reasons(body: str) -> tuple[Counter[str], str | None]:
     counts: Counter[str] = Counter()
     prefilter = None
-    for chunk in _split_reasons(body):
+    last: str | None = None
+    for chunk in _split_reasons(_reasons_body(body)):
         counted = _COUNTED.match(chunk)
+        if counted:
+            last = _REPEATED.sub("", counted.group("reason")).strip()
+            counts[last] += int(counted.group("count"))
+        elif last is not None:
+            # A reason with a comma of its own (the old taint wording, "max cluster cpu, memory
+            # limit reached"): the uncounted tail belongs to the reason before it.
+            count = counts.pop(last)
+            last = f"{last}, {chunk}"
+            counts[last] += count
+        elif prefilter is None:
+            prefilter = _REPEATED.sub("", chunk)
+        else:
+            prefilter = f"{prefilter}, {chunk}"
+    return counts, prefilter
+
+
+def _bracketed_reasons(body: str) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for chunk in _split_reasons(_reasons_body(body)):
+        counted = _COUNT_AFTER.match(chunk)
         if counted:
             counts[counted.group("reason").strip()] += int(counted.group("count"))
         elif chunk:
-            prefilter = chunk
-    if match is None:
-        # Without its head the message does not say how many nodes there were.
-        return 0, counts, prefilter
-    return int(match.group("total")), counts, prefilter
+            counts[chunk] += 1
+    return counts
 
 
 def _split_reasons(body: str) -> list[str]:
@@ -271,36 +357,201 @@ def _split_reasons(body: str) -> list[str]:
     return [c for c in chunks if c]
 
 
+# The predicate names of Kubernetes 1.0 to 1.9 (and the plugin names cluster-autoscaler logs as
+# ``predicateName=``), by the kind of constraint each checks.
+_PREDICATE_CATEGORIES: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "podfitsresources",
+            "podexceedsfreecpu",
+            "podexceedsfreememory",
+            "podexceedsmaxpodnumber",
+            "noderesourcesfit",
+        ),
+        "resources",
+    ),
+    **dict.fromkeys(("podfitshostports", "podfitsports", "nodeports"), "ports"),
+    **dict.fromkeys(
+        ("podtoleratesnodetaints", "podtoleratesnodenoexecutetaints", "tainttoleration"), "taint"
+    ),
+    **dict.fromkeys(
+        (
+            "matchnodeselector",
+            "podselectormatches",
+            "hostname",
+            "podfitshost",
+            "checknodelabelpresence",
+            "nodeaffinity",
+            "nodename",
+        ),
+        "selector",
+    ),
+    **dict.fromkeys(
+        (
+            "novolumezoneconflict",
+            "novolumenodeconflict",
+            "volumenodeaffinityconflict",
+            "volumebindingnomatch",
+            "checkvolumebinding",
+            "nodiskconflict",
+            "maxebsvolumecount",
+            "maxgcepdvolumecount",
+            "maxazurediskvolumecount",
+            "maxcsivolumecountpred",
+            "maxvolumecount",
+            "volumebinding",
+            "volumezone",
+            "volumerestrictions",
+            "nodevolumelimits",
+        ),
+        "volume",
+    ),
+    **dict.fromkeys(
+        (
+            "matchinterpodaffinity",
+            "checkserviceaffinity",
+            "podaffinityrulesnotmatch",
+            "podantiaffinityrulesnotmatch",
+            "existingpodsantiaffinityrulesnotmatch",
+            "evenpodsspread",
+            "interpodaffinity",
+            "podtopologyspread",
+        ),
+        "topology",
+    ),
+    **dict.fromkeys(("checknodeunschedulable", "nodeunschedulable"), "cordoned"),
+    **dict.fromkeys(
+        (
+            "checknodecondition",
+            "checknodememorypressure",
+            "checknodediskpressure",
+            "checknodepidpressure",
+            "nodenotready",
+            "nodeundermemorypressure",
+            "nodeunderdiskpressure",
+            "nodeunderpidpressure",
+            "nodeoutofdisk",
+            "nodenetworkunavailable",
+            "nodeunknowncondition",
+        ),
+        "node-condition",
+    ),
+}
+# Read in this order: "volume node affinity conflict" is about a volume, not about node affinity.
+_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("preemption", re.compile(r"preemption|preemptor|no preemption victims")),
+    ("resources", re.compile(r"^insufficient |too many pods|didn't have enough resource")),
+    ("scale-limit", re.compile(r"max node group size|max cluster .*limit|max total nodes|size limit")),
+    ("scale-backoff", re.compile(r"in backoff|backoff after failed|not ready for scale-?up")),
+    (
+        "volume",
+        re.compile(
+            r"volume|persistentvolumeclaim|persistent ?volumes?|\bpvcs?\b|disk conflict|available disk|"
+            r"free storage"
+        ),
+    ),
+    (
+        "node-condition",
+        re.compile(
+            r"were not ready|memory pressure|disk pressure|pid pressure|out of disk|unavailable network|"
+            r"unknown condition"
+        ),
+    ),
+    ("taint", re.compile(r"taint")),
+    ("ports", re.compile(r"free ports|host ?port")),
+    ("cordoned", re.compile(r"unschedulable")),
+    (
+        "topology",
+        re.compile(r"pod affinity|anti-affinity|topology spread|spread constraint|service affinity"),
+    ),
+    (
+        "selector",
+        re.compile(
+            r"node affinity|node selector|affinity/selector|requested node name|requested hostname|"
+            r"requested labels"
+        ),
+    ),
+)
+
+
+def reason_category(reason: str) -> str:
+    """Which kind of constraint a scheduler (or cluster-autoscaler) reason is about.
+
+    ``resources``, ``taint``, ``selector``, ``cordoned``, ``ports``, ``volume``, ``topology``
+    (pod affinity and spread), ``node-condition`` (not ready, pressure), ``scale-limit`` and
+    ``scale-backoff`` (cluster-autoscaler's reasons for a node group), ``preemption``, or ``other``.
+    """
+    text = reason.strip().rstrip(".")
+    named = _PREDICATE_CATEGORIES.get(text.lower())
+    if named is not None:
+        return named
+    lowered = text.lower()
+    for category, words in _CATEGORY_WORDS:
+        if words.search(lowered):
+            return category
+    return "other"
+
+
+_OLD_RESOURCE_NAMES = {"cpu": "cpu", "memory": "memory", "podcount": "pods", "nvidiagpu": LEGACY_GPU_RESOURCE}
+
+
 def normalise_reason(reason: str) -> str:
     """Map older and newer wordings of one scheduler reason to one key for comparisons."""
-    text = reason.strip().rstrip(".")
+    text = _REPEATED.sub("", reason.strip().rstrip("."))
     taint = re.match(r"node\(s\) had (?:untolerated )?taint \{(?P<t>[^}]*)\}", text)
     if taint:
         return f"taint {{{taint.group('t')}}}"
     lowered = text.lower()
-    if lowered.startswith("insufficient "):
-        return "insufficient " + text.split(None, 1)[1]
+    resource = insufficient_resource(text)
+    if resource is not None:
+        return f"insufficient {resource}"
+    if lowered == "too many pods":
+        return "insufficient pods"
     if "node affinity/selector" in lowered or "didn't match node selector" in lowered:
         return "node affinity/selector"
     return lowered
 
 
-def reason_category(reason: str) -> str:
-    """Which kind of constraint a scheduler reason is about."""
-    lowered = reason.lower()
-    if lowered.startswith("insufficient") or "too many pods" in lowered:
-        return "resources"
-    if "taint" in lowered:
-        return "taint"
-    if "affinity/selector" in lowered or "node selector" in lowered or "requested node name" in lowered:
-        return "selector"
-    if "unschedulable" in lowered:
-        return "cordoned"
-    if "volume" in lowered or "persistentvolumeclaim" in lowered or "persistent volumes" in lowered:
-        return "volume"
-    if "affinity" in lowered or "topology" in lowered or "free ports" in lowered or "spread" in lowered:
-        return "topology"
-    return "other"
+_INSUFFICIENT = re.compile(
+    r"^(?:insufficient (?P<name>\S+)|node didn't have enough resource: (?P<old>[^,\s]+))", re.IGNORECASE
+)
+
+
+def insufficient_resource(reason: str) -> str | None:
+    """The resource an ``Insufficient X`` reason names, with 1.1-era names (``CPU``) made current."""
+    match = _INSUFFICIENT.match(reason.strip())
+    if match is None:
+        lowered = reason.strip().lower()
+        if lowered in ("podexceedsfreecpu",):
+            return "cpu"
+        if lowered in ("podexceedsfreememory",):
+            return "memory"
+        if lowered in ("podexceedsmaxpodnumber", "too many pods"):
+            return "pods"
+        return None
+    name = (match.group("name") or match.group("old")).rstrip(".,")
+    return _OLD_RESOURCE_NAMES.get(name.lower(), name)
+
+
+# Taints the control plane or a node's own condition puts on nodes: they keep workloads off by design
+# (or say the node is unwell), so a Pod that does not tolerate them is not what holds it.
+BY_DESIGN_TAINT_PREFIXES = (
+    "node-role.kubernetes.io/",
+    "node.kubernetes.io/",
+    "node.cloudprovider.kubernetes.io/",
+)
+
+
+def is_by_design_taint(reason: str) -> bool:
+    """A taint reason about the control plane or another role taint (``node-role.kubernetes.io/...``)."""
+    taint = re.search(r"taints? \{(?P<key>[^:}]*)", reason)
+    return taint is not None and taint.group("key").strip().startswith("node-role.kubernetes.io/")
+
+
+def taint_of(reason: str) -> str:
+    """``{key: value}`` from a taint reason, or the reason itself when the message names no taint."""
+    taint = re.search(r"\{[^}]*\}", reason)
+    return taint.group() if taint else reason
 
 
 class FitExplainer:

@@ -22,6 +22,8 @@ from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.html_answer import html_summary, is_html
+from bot.snapshot.from_kubernetes import node_from_json
+from bot.snapshot.gpu import is_gpu_node
 from bot.snapshot.model import CollectionError
 
 # (verb, API group, resource) — everything the collector may ask for. Nothing here writes.
@@ -457,19 +459,13 @@ def _claims(reader: KubernetesReader, found: KubernetesFindings) -> None:
             found.add("pvcs", [claim])
 
 
-def _is_gpu_node(node: Mapping[str, Any]) -> bool:
-    labels = node.get("metadata", {}).get("labels") or {}
-    taints = node.get("spec", {}).get("taints") or []
-    allocatable = node.get("status", {}).get("allocatable") or {}
-    return (
-        any(str(k).startswith(("nvidia.com/gpu", "cloud.google.com/gke-accelerator")) for k in labels)
-        or any(isinstance(t, Mapping) and t.get("key") == "nvidia.com/gpu" for t in taints)
-        or "nvidia.com/gpu" in allocatable
-    )
+def _is_gpu_node(raw: object) -> bool:
+    node = node_from_json(raw)
+    return node is not None and is_gpu_node(node)
 
 
 def _device_plugins(reader: KubernetesReader, found: KubernetesFindings) -> None:
-    if not any(isinstance(n, Mapping) and _is_gpu_node(n) for n in found.raw.get("nodes", [])):
+    if not any(_is_gpu_node(n) for n in found.raw.get("nodes", [])):
         return
     for selector in DEVICE_PLUGIN_SELECTORS:
         pods = reader.try_items(_core("pods", labelSelector=selector), source="kubernetes device plugin pods")
@@ -499,7 +495,7 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesFindings, cluster_nam
     are so many that one paginated list of all Pods is cheaper is that list read instead.
     """
     from bot.classify.fit import FitExplainer
-    from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
+    from bot.snapshot.from_kubernetes import pod_from_json
 
     nodes = [n for raw in found.raw.get("nodes", []) if (n := node_from_json(raw)) is not None]
     # Only this RayCluster's Pending Pods choose the nodes to read: another team's Pending Pods

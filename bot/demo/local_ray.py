@@ -176,6 +176,10 @@ class LocalCluster:
             # This Ray drains a SIGTERMed node first, for up to 30 s while an actor lives on it;
             # these nodes serve nobody, so they stop at once.
             "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",
+            # A token that any local ``ray.init`` leaves in ~/.ray/auth_token switches a new
+            # cluster to token authentication, and the dashboard then refuses plain requests:
+            # these loopback clusters are for one user and never use it.
+            "RAY_AUTH_MODE": "disabled",
             # Jobs run `python` from PATH, as in a Ray image; here that must be the one with Ray.
             "PATH": os.pathsep.join([str(RAY.parent), os.environ.get("PATH", "")]),
             **(extra_env or {}),

@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 
 from bot.classify.context import RAY_NODE_TYPE_LABEL, Context
 from bot.classify.detectors.ray_resources import gpu_models
-from bot.classify.detectors.scheduling import is_gpu_node
-from bot.classify.fit import GPU_MODEL_LABELS, GPU_RESOURCE
 from bot.render.messages import Lang, say
 from bot.render.slack import escape
-from bot.snapshot.kubernetes import Node, Pod
+from bot.snapshot.gpu import GPU_MODEL_LABELS, is_gpu_node
+from bot.snapshot.kubernetes import GPU_RESOURCE, Node, Pod
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import Demand, RayNode, RayState
 
@@ -133,7 +132,7 @@ class _Capacity:
     def count_nodes(self) -> None:
         for node in self.ctx.kube.nodes:
             gpus = node.allocatable.get(GPU_RESOURCE, 0.0)
-            if gpus <= 0 and not is_gpu_node(node):
+            if not is_gpu_node(node):
                 continue
             model = node_model(node)
             self.model_of_node[node.name] = model

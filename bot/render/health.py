@@ -22,8 +22,6 @@ from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, Sec
 
 from bot.catalogue import default_catalogue
 from bot.classify.context import RAY_NODE_TYPE_LABEL, Context
-from bot.classify.detectors.scheduling import is_gpu_node
-from bot.classify.fit import GPU_RESOURCE
 from bot.diagnosis import Diagnosis, Finding
 from bot.render.capacity import (
     RAY_GPU,
@@ -44,6 +42,7 @@ from bot.render.slack import (
     clip,
     escape,
 )
+from bot.snapshot.gpu import is_gpu_node
 from bot.snapshot.kubernetes import Event
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayState
@@ -153,9 +152,7 @@ def _scaling_up(ctx: Context, now: datetime) -> bool:
 
 
 def _gpu_node_count(ctx: Context) -> int:
-    return sum(
-        1 for node in ctx.kube.nodes if node.allocatable.get(GPU_RESOURCE, 0.0) > 0 or is_gpu_node(node)
-    )
+    return sum(1 for node in ctx.kube.nodes if is_gpu_node(node))
 
 
 def health_facts(snapshot: Snapshot, diagnosis: Diagnosis, now: datetime) -> HealthFacts:

@@ -31,7 +31,6 @@ is not a mapping is skipped, and the state holds whatever could be read.
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -50,25 +49,14 @@ from bot.snapshot.ray import (
     ServeApplication,
     ServeDeployment,
 )
+from bot.snapshot.ray_notation import Usage, base_resource, find_maps, find_usages
+from bot.snapshot.ray_status_text import RayStatusText, parse_status_text, placement_group_demand
 
 _BASE_NAMES = ("CPU", "GPU", "memory", "object_store_memory", "node:__internal_head__")
-_PG_RESOURCE = re.compile(r"^(?P<base>.+?)_group_(?:\d+_)?[0-9a-fA-F]{16,}$")
 # ``autoscaler v1`` without a cluster config (a plain ``ray start`` cluster) names every node's type
 # after the node itself; those are not worker groups.
 _SYNTHETIC_TYPE = re.compile(r"^node_[0-9a-fA-F]{16,}$")
-_USAGE_LINE = re.compile(
-    r"^\s*(?P<used>[0-9.]+(?:[KMGTPE]i?B|B)?)/(?P<total>[0-9.]+(?:[KMGTPE]i?B|B)?)\s+(?P<name>\S+)"
-)
-_SIZE = re.compile(r"^(?P<number>[0-9.]+)(?P<unit>[KMGTPE]i?B|B)?$")
-_UNIT_POWER = {"B": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-_PG_LINE = re.compile(
-    r"^(?P<bundles>.+)\((?P<strategy>[A-Z_]+)\):\s*(?P<count>\d+)\+?\s+pending placement group"
-)
-_TASK_LINE = re.compile(r"^(?P<shape>\{[^{}]*\}):\s*(?P<count>\d+)\+?\s+pending tasks")
-_REQUEST_LINE = re.compile(r"^(?P<shape>\{[^{}]*\}):\s*(?P<count>\d+)\s+from request_resources")
-_BUNDLE_TIMES = re.compile(r"(?P<shape>\{[^{}]*\})(?:\s*\*\s*(?P<times>\d+))?")
 _INFEASIBLE_EVENT = "No available node types can fulfill"
-_MAX_LITERAL = 4000
 # A bundle count is only ever multiplied out this far; a real group has a handful.
 _MAX_BUNDLES = 1000
 _DONE_TASK_STATES = ("FINISHED", "FAILED", "RUNNING")
@@ -138,41 +126,24 @@ def _resources(raw: object, names: _Names | None = None) -> dict[str, float]:
         if not isinstance(key, str) or not key or amount is None:
             continue
         name = names.restore(key) if names else key
-        match = _PG_RESOURCE.match(name)
-        if match:
+        base = base_resource(name)
+        if base is None:
+            continue
+        if base != name:
             # Bookkeeping of a placement group: count it under its base resource, once.
-            base = match.group("base")
-            if base == "bundle" or "_group_" in base:
-                continue
             found.setdefault(base, amount)
             continue
         found[name] = amount
     return found
 
 
-def _literal_dict(text: str) -> dict[str, float] | None:
-    """A ``{'GPU': 4.0}`` literal as Ray prints it; None when it is not one."""
-    if len(text) > _MAX_LITERAL:
-        return None
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return _resources(value) if isinstance(value, dict) else None
-
-
-def _size(text: str) -> float | None:
-    """``22.96GiB`` -> bytes; a bare number stays as it is."""
-    match = _SIZE.match(text)
-    if not match:
-        return None
-    number = _number(match.group("number"))
-    if number is None:
-        return None
-    unit = match.group("unit")
-    if not unit:
-        return number
-    return number * 1024.0 ** _UNIT_POWER.get(unit[0], 0)
+def _printed_maps(text: str) -> list[tuple[dict[str, float], int]]:
+    """``{'GPU': 1.0} * 2, {'CPU': 1.0}`` (also C++ ``{GPU: 1.000000}``) -> (map, times) pairs."""
+    return [
+        (shape, min(found.times or 1, _MAX_BUNDLES))
+        for found in find_maps(text)
+        if (shape := _resources(found.shape))
+    ]
 
 
 def _time_ms(value: object) -> datetime | None:
@@ -241,6 +212,7 @@ class _Status:
         self.structured: Mapping[str, Any] | None = None
         self.text: str | None = None
         self.error: str | None = None
+        self._parsed: RayStatusText | None = None
         for key in ("cluster_status", "cluster_status_formatted"):
             self._read(responses.get(key))
 
@@ -271,21 +243,12 @@ class _Status:
         value = _field(self.structured, "autoscaler_report")
         return value if isinstance(value, Mapping) else {}
 
-    def section(self, *titles: str) -> list[str]:
-        """The indented lines under any of ``titles`` (``Title:``) in the ``ray status`` text."""
-        lines: list[str] = []
-        inside = False
-        for line in (self.text or "").splitlines():
-            if line.strip().removesuffix(":") in titles and line.strip().endswith(":"):
-                inside = True
-                continue
-            if inside:
-                if not line.startswith(" ") or not line.strip():
-                    break
-                entry = line.strip()
-                if not entry.startswith("("):  # "(no pending nodes)", "(none)", ...
-                    lines.append(entry)
-        return lines
+    @property
+    def parsed(self) -> RayStatusText:
+        """The ``ray status`` text, read by the same reader as a pasted one (read once)."""
+        if self._parsed is None:
+            self._parsed = parse_status_text((self.text or "").splitlines())
+        return self._parsed
 
     def shapes(self) -> Iterable[object]:
         """Every resource name the structured status spells correctly (inside lists)."""
@@ -334,11 +297,10 @@ def _structured_demands(status: _Status) -> list[Demand]:
         ]
         if bundles:
             demands.append(
-                Demand(
-                    kind="placement_group",
-                    bundles=bundles,
-                    strategy=_text(pg.get("strategy")),
-                    count=_count(entry[1] if isinstance(entry, list) and len(entry) > 1 else 1),
+                placement_group_demand(
+                    bundles,
+                    _text(pg.get("strategy")),
+                    _count(entry[1] if isinstance(entry, list) and len(entry) > 1 else 1),
                 )
             )
     demands += [
@@ -352,40 +314,9 @@ def _structured_demands(status: _Status) -> list[Demand]:
 def _printed_bundles(text: str) -> list[dict[str, float]]:
     """``{'GPU': 1.0} * 2, {'CPU': 1.0}`` (also ``*2`` without spaces) -> one map per bundle."""
     bundles: list[dict[str, float]] = []
-    for part in _BUNDLE_TIMES.finditer(text):
-        bundle = _literal_dict(part.group("shape"))
-        if bundle:
-            bundles += [bundle] * min(_count(part.group("times")), _MAX_BUNDLES)
+    for shape, times in _printed_maps(text):
+        bundles += [shape] * min(times, _MAX_BUNDLES - len(bundles))
     return bundles
-
-
-def _text_demands(status: _Status) -> list[Demand]:
-    demands = []
-    # Older releases print "Demands:" / "Total Demands:" and "Total Constraints:".
-    for line in status.section("Pending Demands", "Total Demands", "Demands"):
-        task = _TASK_LINE.match(line)
-        pg = _PG_LINE.match(line)
-        if task and (shape := _literal_dict(task.group("shape"))):
-            demands.append(
-                Demand(shape=shape, count=_count(task.group("count")), kind="task_or_actor", source_text=line)
-            )
-        elif pg and (bundles := _printed_bundles(pg.group("bundles"))):
-            demands.append(
-                Demand(
-                    kind="placement_group",
-                    bundles=bundles,
-                    strategy=pg.group("strategy"),
-                    count=_count(pg.group("count")),
-                    source_text=line,
-                )
-            )
-    for line in status.section("From request_resources", "Total Constraints"):
-        request = _REQUEST_LINE.match(line)
-        if request and (shape := _literal_dict(request.group("shape"))):
-            demands.append(
-                Demand(shape=shape, count=_count(request.group("count")), kind="request", source_text=line)
-            )
-    return demands
 
 
 def _infeasible_events(events: object) -> tuple[list[dict[str, float]], list[_BundleKey]]:
@@ -406,9 +337,7 @@ def _infeasible_events(events: object) -> tuple[list[dict[str, float]], list[_Bu
             if bundles := _printed_bundles(message.partition("):")[2]):
                 groups.append(_bundle_key(bundles))
             continue
-        shapes += [
-            shape for part in _BUNDLE_TIMES.finditer(message) if (shape := _literal_dict(part.group("shape")))
-        ]
+        shapes += [shape for shape, _ in _printed_maps(message)]
     return shapes, groups
 
 
@@ -454,17 +383,13 @@ def _node_groups(status: _Status, names: _Names) -> dict[str, int]:
                         real = names.restore(name)
                         groups[real] = groups.get(real, 0) + amount
     else:
-        for line in status.section("Active", "Idle", "Healthy"):
-            number, _, name = line.partition(" ")
-            amount = _int(number)
-            if amount is not None and name:
-                groups[name] = groups.get(name, 0) + amount
+        groups = dict(status.parsed.node_groups)
     return {name: count for name, count in groups.items() if not _SYNTHETIC_TYPE.match(name)}
 
 
 def _pending_nodes(status: _Status, names: _Names) -> list[str]:
     if status.structured is None:
-        return status.section("Pending")
+        return list(status.parsed.pending_nodes)
     pending = []
     for entry in _list(_field(status.report, "pending_nodes")):
         parts = [p for item in _list(entry) if (p := _text(item))]
@@ -479,7 +404,7 @@ def _pending_nodes(status: _Status, names: _Names) -> list[str]:
 
 
 def _recent_failures(status: _Status, names: _Names) -> list[str]:
-    failures = [] if status.structured is not None else status.section("Recent failures")
+    failures = [] if status.structured is not None else list(status.parsed.recent_failures)
     for entry in _list(_field(status.report, "failed_nodes")):
         parts = [p for item in _list(entry) if (p := _text(item))]
         if len(parts) >= 2:
@@ -518,17 +443,14 @@ def _usage(raw: object, names: _Names) -> tuple[dict[str, float], dict[str, floa
     return used, total
 
 
-def _text_usage(lines: Iterable[str]) -> tuple[dict[str, float], dict[str, float]]:
+def _text_usage(text: str) -> tuple[dict[str, float], dict[str, float]]:
+    """(used, total) from ``used/total name`` lines, as ``/nodes?view=summary`` gives them per node."""
     used: dict[str, float] = {}
     total: dict[str, float] = {}
-    for line in lines:
-        match = _USAGE_LINE.match(line)
-        if not match:
-            continue
-        spent, whole = _size(match.group("used")), _size(match.group("total"))
-        if spent is not None and whole is not None:
-            used.update(_resources({match.group("name"): spent}))
-            total.update(_resources({match.group("name"): whole}))
+    usages: list[Usage] = [usage for line in text.splitlines() for usage in find_usages(line)]
+    for usage in usages:
+        used.update(_resources({usage.name: usage.first}))
+        total.update(_resources({usage.name: usage.second}))
     return used, total
 
 
@@ -618,7 +540,7 @@ def _nodes(responses: Mapping[str, object], status: _Status, names: _Names) -> l
                 update["resources_total"] = total
         elif isinstance(logical.get(node.node_id or ""), str):
             # The text rounds memory to two decimals of GiB; the exact total is better when known.
-            used, total = _text_usage(str(logical[node.node_id or ""]).splitlines())
+            used, total = _text_usage(str(logical[node.node_id or ""]))
             total = {k: node.resources_total.get(k, v) for k, v in total.items()}
             update["resources_available"] = {k: max(total[k] - used.get(k, 0.0), 0.0) for k in total}
         node_type = _text(type_of.get(node.node_id or "")) or _text(type_of.get(node.node_ip or ""))
@@ -834,13 +756,13 @@ def ray_state(responses: Mapping[str, object]) -> RayState:
     names.learn(status.shapes())
     for key in ("nodes", "nodes_summary"):
         for text in _summary_rows(responses.get(key))[1].values():
-            names.learn(_text_usage(str(text).splitlines())[1])
+            names.learn(_text_usage(str(text))[1])
     names.learn(_mapping(_field(status.report, "node_type_mapping")).values())
     names.learn(_mapping(_field(status.load, "node_type_mapping")).values())
 
     jobs = _jobs(responses.get("jobs"))
     dead_jobs = _dead_jobs(jobs, responses.get("state_jobs"))
-    demands = _structured_demands(status) if status.structured is not None else _text_demands(status)
+    demands = _structured_demands(status) if status.structured is not None else list(status.parsed.demands)
     placement_groups = [
         _strategy_from_demands(_placement_group(row, names, dead_jobs), demands, row.get("strategy"))
         for row in pg_rows
@@ -852,14 +774,14 @@ def ray_state(responses: Mapping[str, object]) -> RayState:
     if status.structured is not None:
         used, totals = _usage(_field(status.load, "usage"), names)
     else:
-        used, totals = _text_usage(status.section("Total Usage", "Usage"))
+        used, totals = dict(status.parsed.used), dict(status.parsed.totals)
     alive = sum(1 for node in nodes if node.alive)
     return RayState(
         version=_version(responses.get("version")),
         nodes=nodes,
         totals=totals,
         used=used,
-        node_count=alive if nodes else None,
+        node_count=alive if nodes else (status.parsed.node_count if status.structured is None else None),
         node_groups=_node_groups(status, names),
         pending_nodes=_pending_nodes(status, names),
         recent_failures=_recent_failures(status, names),

@@ -1,13 +1,21 @@
-"""Kubernetes resource quantities as plain floats.
+"""Resource quantities as plain floats: Kubernetes quantities and the byte sizes Ray prints.
 
 The snapshot stores every amount in one canonical unit per resource (CPU in cores, memory and
 storage in bytes, everything else as a count) so that the classifier can add and compare them
 without knowing about suffixes. Parsing is lenient: an unreadable quantity becomes ``None`` and the
 caller decides whether that matters, because a malformed field must never stop a diagnosis.
+
+Byte suffixes are decided here, once, for every reader. Kubernetes writes ``Gi`` (2**30) and ``G``
+(10**9). Ray's ``ray status`` formats memory with binary units and spells them ``KiB``/``MiB``/
+``GiB``/``TiB`` (``format_memory`` since 2.x: ``1.50GiB``; Ray 1.x: ``0.00/33.528 GiB``), and the
+Ray tools that print ``KB``/``MB``/``GB`` (``ray memory --units``, Ray Data) mean powers of 1000. So
+``GiB`` is 2**30 and ``GB`` is 10**9, the same as ``Gi`` and ``G``: a byte size is a quantity with
+a trailing ``B``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -47,6 +55,35 @@ def parse_quantity(value: object) -> float | None:
     if factor is None:
         return None
     return amount * factor
+
+
+_BYTE_SIZE = re.compile(r"^([KMGTPE]i?|[kK]?)B$")
+
+
+def byte_factor(unit: str | None) -> float | None:
+    """Bytes per ``unit`` (``B``, ``KiB`` ... ``EiB``, ``KB`` ... ``EB``); None for anything else."""
+    if not unit:
+        return 1.0
+    match = _BYTE_SIZE.match(unit)
+    if match is None:
+        return None
+    prefix = match.group(1)
+    return float(_BINARY.get(prefix) or _DECIMAL.get(prefix) or 1.0)
+
+
+def parse_byte_size(number: str, unit: str | None) -> float | None:
+    """``('1.50', 'GiB')`` -> 1610612736.0 bytes, rounded to whole bytes (Ray prints two decimals)."""
+    factor = byte_factor(unit)
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    if factor is None or not math.isfinite(value):
+        return None
+    scaled = value * factor
+    if not math.isfinite(scaled):
+        return None
+    return float(round(scaled)) if factor != 1.0 else value
 
 
 def parse_resource_map(raw: object) -> dict[str, float]:

@@ -48,6 +48,9 @@ class Demand(_Model):
     bundles: list[dict[str, float]] = Field(default_factory=list)
     strategy: str | None = None
     infeasible: bool = False
+    # Ray's own message said the request fits a node but the resources are claimed now (the
+    # "cluster full of actors" warnings); the paste may hold no totals to check that against.
+    reported_held: bool = False
     name: str | None = None
     source_text: Redacted | None = None
 

@@ -1,6 +1,6 @@
 """Real pasted outputs from public issue threads: the true cause comes first.
 
-The files live outside the repo (``../shared/examples``) with their causes in ``expected.json``.
+The files are the corpus batch ``tests/corpus/shared-examples`` with their causes in ``expected.json``.
 raydiag is judged on formats, not on these files, so the parser tests carry their own samples too.
 """
 
@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import pytest
 
 from bot.cli import run
+from tests.support.corpus import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
 EXPECTED = json.loads((EXAMPLES / "expected.json").read_text(encoding="utf-8")) if EXAMPLES.is_dir() else []
 LAYERS = {"k8s": "kubernetes", "ray": "ray", "application": "application"}
 

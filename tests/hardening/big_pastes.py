@@ -2,9 +2,9 @@
 
 Slack caps a message at 40,000 characters, so that is the most one paste can hand the bot. Each
 paste here is exactly that long. ``mixed`` interleaves every real sample (the pasted examples in
-``shared/examples`` and the fragments of every format) with seeded random junk; the others are the
-inputs that make backtracking regexes, recursive readers and YAML aliases blow up: one unbroken
-line, thousands of unclosed brackets, quotes or ``{'CPU': `` literals, alias chains.
+``tests/corpus/shared-examples`` and the fragments of every format) with seeded random junk; the
+others are the inputs that make backtracking regexes, recursive readers and YAML aliases blow up:
+one unbroken line, thousands of unclosed brackets, quotes or ``{'CPU': `` literals, alias chains.
 
 ``measure`` parses and classifies one paste under ``tracemalloc`` and returns the peak of memory
 Python allocated meanwhile; ``tests/hardening/test_paste_memory.py`` holds it under
@@ -17,17 +17,16 @@ import random
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from bot.classify import classify
 from bot.collect.paste import parse_paste
 from bot.diagnosis import Diagnosis
 from bot.snapshot.model import Snapshot
 from tests.paste.test_paste_robustness import FRAGMENTS
+from tests.support.corpus import EXAMPLES
 
 SIZE = 40_000
 PEAK_BOUND_BYTES = 64 * 1024 * 1024
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
 SCHEDULER_MESSAGE = (
     "0/5 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
     "2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector. "

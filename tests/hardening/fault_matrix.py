@@ -310,7 +310,7 @@ DASHBOARD_CASES: list[DashboardFaultCase] = [
     DashboardFaultCase(
         "ray-2.9-shapes",
         answers=ray_2_9_answers,
-        still_named=("ray-gpu-type-unregistered", "ray-autoscaler-failures"),
+        still_named=("ray-gpu-type-unregistered", "ray-autoscaler-launch-failed"),
     ),
     DashboardFaultCase("ray-2.2-shapes", answers=ray_2_2_answers, still_named=("ray-serve-unhealthy",)),
     DashboardFaultCase(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, get_args
 
 from hypothesis import HealthCheck, given, settings
@@ -51,8 +50,8 @@ from bot.config import ClusterConfig, Config
 from bot.slack.commands import Kind, named_clusters, parse_command
 from bot.snapshot.model import Snapshot
 from tests.paste.test_paste_robustness import FRAGMENTS
+from tests.support.corpus import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
 REAL = [*FRAGMENTS, *(p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.txt")))]
 SCALE = int(os.environ.get("RAYDIAG_FUZZ_SCALE", "1"))
 

@@ -286,3 +286,48 @@ def test_compound_incident_in_triage_order(
     assert diagnosis.verdict_layer == "kubernetes"
     # Reads are targeted: a few dozen requests, whatever else the cluster runs (timing: BENCHMARKS.md).
     assert requests < 40, requests
+
+
+def test_compound_tie_breaks_too_large_demand_and_gpu_node_before_autoscaler(
+    ray_cluster: LocalCluster, broken_workload: None, tmp_path: Path
+) -> None:
+    """CAUSES.md's tie-breaks on a live cluster where two explanations compete for one subject.
+
+    The T4 group hides its GPU (``num-gpus: "0"`` beside an ``nvidia.com/gpu`` limit), and the
+    workload asks for ``{CPU: 1, GPU: 4}``, more than any node or group has even with that GPU shown:
+    the demand is 6, while the group keeps its own finding, 4. The pending A100 worker waits on a GPU
+    node that advertises no GPU, and cluster-autoscaler also refuses to add a node for it: the GPU
+    node (3) is the root cause and comes first.
+    """
+    raw = base_state()
+    cluster = _items(raw, "rayclusters")[0]
+    t4 = next(g for g in cluster["spec"]["workerGroupSpecs"] if g["groupName"] == "gpu-t4")
+    t4["rayStartParams"]["num-gpus"] = "0"
+    refused = copy.deepcopy(
+        next(e for e in _items(raw, "events") if e["involvedObject"]["name"] == state.A100_PENDING_POD)
+    )
+    refused["metadata"]["name"] += "-ca"
+    refused.update(
+        reason="NotTriggerScaleUp",
+        type="Normal",
+        message="pod didn't trigger scale-up: 1 max node group size reached",
+        source={"component": "cluster-autoscaler"},
+        reportingComponent="cluster-autoscaler",
+    )
+    _items(raw, "events").append(refused)
+
+    diagnosis, _, _ = diagnose(raw, tmp_path, ray_cluster.dashboard_url)
+    findings = diagnosis.findings
+    by_subject = {(f.rule, f.subject.name): f for f in findings}
+    assert by_subject[("ray-demand-infeasible", "{CPU: 1, GPU: 4}")].cause == 6
+    assert ("ray-node-type-omits-gpu", "{CPU: 1, GPU: 4}") not in by_subject
+    hiding = [f for f in findings if f.rule == "ray-start-params-hide-gpu"]
+    assert [(f.params.get("group"), f.cause) for f in hiding] == [("gpu-t4", 4)]
+
+    about_pod = [f for f in findings if f.subject.name == state.A100_PENDING_POD]
+    assert [f.rule for f in about_pod][:2] == [
+        "k8s-pod-waits-for-unadvertised-gpu",
+        "cluster-autoscaler-cannot-scale-up",
+    ]
+    assert findings[0].rule == "k8s-pod-waits-for-unadvertised-gpu"
+    assert diagnosis.verdict_layer == "kubernetes"

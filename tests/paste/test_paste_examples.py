@@ -1,4 +1,4 @@
-"""The real pasted examples in shared/examples parse into the facts their diagnoses need."""
+"""The real pasted examples in tests/corpus/shared-examples parse into the facts their diagnoses need."""
 
 from __future__ import annotations
 

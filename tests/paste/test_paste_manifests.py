@@ -413,3 +413,42 @@ def test_kuberay_helm_values_become_an_unnamed_raycluster() -> None:
     assert workers["workergroup"].replicas == 1
     assert workers["gpu"].max_replicas == 2 and workers["gpu"].ray_start_params == {"num-gpus": "1"}
     assert snapshot.notes == ["kuberay helm values"]
+
+
+RAYCLUSTER_STATUS_WITH_QUOTA = """\
+status:
+  desiredCPU: "0"
+  desiredGPU: "0"
+  head: {}
+  reason: 'pods "my-cluster-head-9xmvs" is forbidden: exceeded quota: compute-deploy,
+    requested: limits.memory=9048576k,requests.cpu=2010m, used: limits.memory=14330Mi,requests.cpu=2810m,
+    limited: limits.memory=18Gi,requests.cpu=3'
+  state: failed
+"""
+
+HEAD_TERMINATION = """\
+$ kubectl get pod ${RAY_HEAD} -o yaml | yq '.status.containerStatuses[0].lastState.terminated'
+containerID: containerd://0f30d47b321c9d9482bc6b78f2292196f7156194f5d2ea02b12eaeb2b395a1b3
+exitCode: 137
+finishedAt: "2025-12-17T10:56:44Z"
+reason: OOMKilled
+startedAt: "2025-12-17T10:56:35Z"
+"""
+
+
+def test_a_raycluster_status_cut_out_of_its_manifest_keeps_the_quota_refusal() -> None:
+    # From red-hat-data-services/fraud-detection#73: `oc get rayclusters ... -o yaml`, status only.
+    snapshot = parse_paste(RAYCLUSTER_STATUS_WITH_QUOTA)
+    assert snapshot.kubernetes is not None
+    (cluster,) = snapshot.kubernetes.rayclusters
+    assert cluster.state == "failed"
+    assert cluster.reason is not None and "exceeded quota: compute-deploy" in cluster.reason
+
+
+def test_a_container_termination_printed_alone_is_a_failed_container() -> None:
+    # From ray-project/kuberay#4287: yq of the head's lastState.terminated.
+    snapshot = parse_paste(HEAD_TERMINATION)
+    assert snapshot.kubernetes is not None
+    (pod,) = snapshot.kubernetes.pods
+    (status,) = pod.container_statuses
+    assert (status.reason, status.exit_code, status.last_terminated_reason) == ("OOMKilled", 137, "OOMKilled")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.classify import classify
 from bot.collect.paste import parse_paste
 
 SLACK_THREAD = """\
@@ -99,8 +100,10 @@ def test_a_slack_thread_with_every_block_kind() -> None:
         "raycluster manifest",
         "kubectl describe node",
     ]
-    # The heading and the prose are not messages; the event row is.
-    assert [line.text for line in snapshot.texts] == [
+    # Every line no block claimed is kept for the phrase rules: the event row, and the prose too.
+    texts = [line.text for line in snapshot.texts]
+    assert "Our ray job never starts :(" in texts and "and the events say" in texts
+    assert [t for t in texts if "FailedScheduling" in t] == [
         event_line.strip() for event_line in SLACK_THREAD.splitlines() if "FailedScheduling" in event_line
     ]
 
@@ -143,12 +146,45 @@ def test_heading_hashes_are_stripped_from_kept_text() -> None:
     ]
 
 
-def test_prose_only_is_reported_as_unrecognised() -> None:
+def test_prose_only_is_reported_as_unrecognised_but_kept_for_the_phrase_rules() -> None:
     snapshot = parse_paste("hello team, could someone take a look at my cluster?\nthanks a lot\n")
 
     assert snapshot.kubernetes is None and snapshot.ray is None
-    assert snapshot.texts == []
+    assert [line.text for line in snapshot.texts] == [
+        "hello team, could someone take a look at my cluster?",
+        "thanks a lot",
+    ]
     assert snapshot.notes == ["no known output format recognised"]
+    assert classify(snapshot).findings == []
+
+
+def test_a_sentence_quoting_a_tool_message_is_still_read() -> None:
+    # No error word in it: only the phrase rules know what the sentence quotes.
+    snapshot = parse_paste(
+        'Timed out after 600.000s.\nnvidia GPUs not available on Node: "gke-pool-1-4w11"\n'
+    )
+
+    (finding,) = classify(snapshot).findings
+    assert finding.rule == "gpu-stack-gpu-not-advertised" and finding.cause == 3
+    assert finding.subject.kind == "Node" and finding.subject.name == "gke-pool-1-4w11"
+
+
+def test_a_markdown_heading_quoting_a_scheduler_message_is_read_as_the_event() -> None:
+    snapshot = parse_paste("## Pod stuck: `0/3 nodes are available: 3 Insufficient nvidia.com/gpu.`\n")
+
+    assert snapshot.kubernetes is not None
+    (event,) = snapshot.kubernetes.events
+    assert event.reason == "FailedScheduling" and event.message.startswith("0/3 nodes are available")
+
+
+def test_prose_cannot_crowd_out_the_log_lines_pasted_after_it() -> None:
+    chat = "\n".join(f"message number {i} from the long chat thread above" for i in range(3000))
+    snapshot = parse_paste(
+        chat + "\nE0402 12:47:47.247405       1 factory.go:112] Incompatible platform detected\n"
+    )
+
+    assert len(snapshot.texts) <= 2000
+    assert snapshot.texts[-1].text.endswith("Incompatible platform detected")
 
 
 def test_source_label_is_used_for_kept_text() -> None:

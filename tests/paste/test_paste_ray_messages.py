@@ -54,6 +54,7 @@ def test_ray_2_multi_line_warning_gives_demand_and_node() -> None:
     assert snapshot.ray is not None
     (demand,) = snapshot.ray.demands
     assert demand.shape == {"CPU": 1.0, "GPU": 1.0}
+    assert demand.reported_held  # the "claimed by actors" deadlock warning
     (node,) = snapshot.ray.nodes
     assert node.node_ip == "172.31.12.34"
     assert node.resources_total["accelerator_type:T4"] == 1.0
@@ -66,13 +67,14 @@ def test_ray_2_multi_line_warning_gives_demand_and_node() -> None:
     assert snapshot.notes == ["ray scheduling warning"]
 
 
-def test_autoscaling_variant_gives_only_the_demand() -> None:
+def test_autoscaling_variant_gives_only_the_demand_marked_infeasible() -> None:
+    """The raylet prints this variant for work in its infeasible queue: no node can hold it now."""
     snapshot = parse_paste(AUTOSCALING_VARIANT)
 
     assert snapshot.ray is not None
     (demand,) = snapshot.ray.demands
     assert demand.shape == {"CPU": 1.0, "GPU": 1.0}
-    assert demand.kind == "task_or_actor" and not demand.infeasible
+    assert demand.kind == "task_or_actor" and demand.infeasible and not demand.reported_held
     assert demand.source_text == AUTOSCALING_VARIANT
     assert snapshot.ray.nodes == []
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.collect.paste import parse_paste
+from tests.support.corpus import CORPUS
 
 GIB = 2**30
 
@@ -243,3 +244,28 @@ def test_text_after_the_status_is_not_swallowed() -> None:
     assert snapshot.ray is not None and snapshot.ray.node_count == 2
     assert snapshot.kubernetes is not None
     assert [pod.name for pod in snapshot.kubernetes.pods] == ["worker-x"]
+
+
+# --- recorded from real clusters (tools/record_corpus.py) ----------------------------------------
+
+RECORDED = CORPUS / "recorded"
+
+
+def test_recorded_status_with_request_resources_keeps_every_demand() -> None:
+    snapshot = parse_paste((RECORDED / "v1-request-resources-ray-status-v.txt").read_text())
+    ray = snapshot.ray
+
+    assert ray is not None and snapshot.texts == []
+    assert sorted(d.kind for d in ray.demands) == ["request", "task_or_actor"]
+    assert ray.node_count == 3 and len(ray.nodes) == 3
+    assert sum(n.resources_total.get("GPU", 0.0) for n in ray.nodes) == ray.totals["GPU"] == 2.0
+
+
+def test_recorded_autoscaler_v2_verbose_status_gives_nodes_with_their_ids() -> None:
+    ray = parse_paste((RECORDED / "v2-held-gpus-ray-status-v.txt").read_text()).ray
+
+    assert ray is not None and ray.node_count == 3
+    assert {len(n.node_id or "") for n in ray.nodes} == {56}
+    gpu_nodes = [n for n in ray.nodes if n.resources_total.get("GPU")]
+    assert len(gpu_nodes) == 2
+    assert all(n.resources_available is not None and n.resources_available["GPU"] == 0.0 for n in gpu_nodes)

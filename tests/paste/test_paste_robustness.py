@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.classify import classify
 from bot.collect.paste import parse_paste
 from bot.snapshot.model import Snapshot
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+from tests.support.corpus import CORPUS
 
 # One short fragment of every format the collector reads, in its real shape.
 FRAGMENTS = [
@@ -53,7 +54,7 @@ FRAGMENTS = [
     "## 0/3 nodes are available: 3 insufficient nvidia.com/gpu",
 ]
 
-REAL_SAMPLES = [path.read_text(encoding="utf-8") for path in sorted(EXAMPLES.glob("*.txt"))] or FRAGMENTS[:3]
+REAL_SAMPLES = [path.read_text(encoding="utf-8") for path in sorted(CORPUS.glob("*/*.txt"))]
 
 JUNK = st.text(
     alphabet=st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Z", "Cc"])
@@ -176,3 +177,25 @@ def test_hostile_numbers_are_capped_or_ignored() -> None:
     assert snapshot.kubernetes.events[0].count == 1
     assert snapshot.ray is not None
     assert snapshot.ray.totals == {"CPU": 2.0}
+
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+# Pastes that are healthy or unrelated to scheduling: whatever rule reads them, none may warn.
+CALM_PASTES = [
+    "pod-container-waiting/quiet/kubectl-get-pods-all-running.txt",
+    "gpu-stack-nvidia-smi-failed/quiet/healthy-nvidia-smi-table.txt",
+    "gpu-stack-nvidia-smi-failed/quiet/healthy-nvidia-smi-query.txt",
+    "gpu-stack-nvidia-smi-failed/quiet/driver-container-nvidia-smi-works.txt",
+    "gpu-stack-device-plugin-failed/quiet/bottlerocket-registered-with-kubelet.txt",
+    "gcs-workers-wait-for-head/quiet/unrelated-json-traceback.txt",
+    "gcs-head-name-unresolved/quiet/unrelated-dns-traceback.txt",
+    "gcs-workers-wait-for-head/quiet/chat-message.txt",
+    "kuberay-operator-log-error/quiet/operator-info-lines.txt",
+]
+
+
+@pytest.mark.parametrize("name", CALM_PASTES)
+def test_healthy_and_unrelated_pastes_raise_no_warning(name: str) -> None:
+    diagnosis = classify(parse_paste((CASES / name).read_text(encoding="utf-8")))
+
+    assert [f.rule for f in diagnosis.findings if f.severity != "info"] == []

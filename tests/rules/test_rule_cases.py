@@ -1,11 +1,14 @@
 """Every rule fires on its incident and stays quiet on its near miss.
 
 Cases come from two places, walked the same way: Python scenarios on the realistic cluster
-(``tests/support/scenarios.py``) and pasted-text files ``tests/cases/<rule-id>/{fires,quiet}-*.txt``.
+(``tests/support/scenarios.py``) and pasted text kept as data, as polaris keeps its checks:
+``tests/cases/<rule-id>/fires/*.txt`` must make that rule fire through ``parse_paste`` +
+``classify``, ``tests/cases/<rule-id>/quiet/*.txt`` must not. Adding a case needs no Python.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,19 +16,21 @@ import pytest
 from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.collect.paste import parse_paste
+from bot.collect.paste.cleaning import clean
 from bot.diagnosis import Diagnosis
 from bot.snapshot.files import parse_snapshot
 from tests.support.scenarios import CASES, Case
 
 CASE_DIR = Path(__file__).resolve().parents[1] / "cases"
+OUTCOMES = ("fires", "quiet")
 
 
 def _paste_cases() -> list[tuple[str, str, Path]]:
-    found = []
-    for path in sorted(CASE_DIR.glob("*/*.txt")):
-        expect = path.name.split("-", 1)[0]
-        found.append((path.parent.name, expect, path))
-    return found
+    return [
+        (path.parents[1].name, path.parent.name, path)
+        for outcome in OUTCOMES
+        for path in sorted(CASE_DIR.glob(f"*/{outcome}/*.txt"))
+    ]
 
 
 PASTES = _paste_cases()
@@ -37,6 +42,10 @@ def diagnose_case(case: Case) -> Diagnosis:
 
 def _fired(diagnosis: Diagnosis, rule: str) -> list[str | None]:
     return [f.subject.name for f in diagnosis.findings if f.rule == rule]
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.rule}:{c.expect}:{c.name}" for c in CASES])
@@ -56,14 +65,40 @@ def test_scenario(case: Case) -> None:
         assert not subjects, f"{case.rule} fired on {subjects} in a near miss"
 
 
-@pytest.mark.parametrize("rule,expect,path", PASTES, ids=[f"{r}:{p.name}" for r, _, p in PASTES])
+@pytest.mark.parametrize("rule,expect,path", PASTES, ids=[f"{r}:{e}:{p.name}" for r, e, p in PASTES])
 def test_pasted_case(rule: str, expect: str, path: Path) -> None:
-    diagnosis = classify(parse_paste(path.read_text(encoding="utf-8")))
-    fired = _fired(diagnosis, rule)
-    if expect == "fires":
-        assert fired, f"{rule} did not fire; got {[f.rule for f in diagnosis.findings]}"
-    else:
-        assert not fired, f"{rule} fired in a near miss: {fired}"
+    text = path.read_text(encoding="utf-8")
+    diagnosis = classify(parse_paste(text))
+    assert not [e for e in diagnosis.errors if e.source.startswith("rule ")], diagnosis.errors
+    findings = [f for f in diagnosis.findings if f.rule == rule]
+    if expect == "quiet":
+        assert not findings, f"{rule} fired in a near miss: {[f.evidence for f in findings]}"
+        return
+    assert findings, f"{rule} did not fire; got {[f.rule for f in diagnosis.findings]}"
+    catalogue_rule = default_catalogue()[rule]
+    for finding in findings:
+        assert finding.cause == catalogue_rule.cause
+        assert finding.evidence, "a finding without evidence"
+    if catalogue_rule.detector == "text_match":
+        # A phrase rule quotes the paste itself; wrapped lines may have been joined by a space.
+        pasted = _squeezed("\n".join(clean(text).lines))
+        for finding in findings:
+            for evidence in finding.evidence:
+                assert _squeezed(evidence.text) in pasted, f"not quoted verbatim: {evidence.text!r}"
+
+
+def test_case_files_are_filed_under_fires_or_quiet() -> None:
+    misplaced = [
+        str(path.relative_to(CASE_DIR))
+        for path in CASE_DIR.rglob("*")
+        if path.is_file()
+        and not (
+            path.suffix == ".txt"
+            and len(path.relative_to(CASE_DIR).parts) == 3
+            and path.parent.name in OUTCOMES
+        )
+    ]
+    assert not misplaced, f"case files must be tests/cases/<rule-id>/(fires|quiet)/<name>.txt: {misplaced}"
 
 
 def test_every_rule_has_a_firing_and_a_quiet_case() -> None:
@@ -73,8 +108,9 @@ def test_every_rule_has_a_firing_and_a_quiet_case() -> None:
     for rule, expect, _ in PASTES:
         covered.setdefault(rule, set()).add(expect)
     catalogue = {rule.id for rule in default_catalogue()}
-    missing = {rule: {"fires", "quiet"} - covered.get(rule, set()) for rule in catalogue}
+    missing = {rule: set(OUTCOMES) - covered.get(rule, set()) for rule in catalogue}
     missing = {rule: sorted(gap) for rule, gap in missing.items() if gap}
     assert not missing, f"rules without cases: {missing}"
-    unknown = set(covered) - catalogue
+    folders = {path.name for path in CASE_DIR.iterdir() if path.is_dir()}
+    unknown = (set(covered) | folders) - catalogue
     assert not unknown, f"cases for rules that do not exist: {unknown}"

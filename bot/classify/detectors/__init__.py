@@ -2,11 +2,22 @@
 
 from bot.classify.detectors import (
     application,
+    autoscaling,
     connectivity,
+    gpu_stack,
     kubernetes,
     ray_resources,
     scheduling,
     text,
 )
 
-__all__ = ["application", "connectivity", "kubernetes", "ray_resources", "scheduling", "text"]
+__all__ = [
+    "application",
+    "autoscaling",
+    "connectivity",
+    "gpu_stack",
+    "kubernetes",
+    "ray_resources",
+    "scheduling",
+    "text",
+]

@@ -5,18 +5,18 @@ scheduling gates, and the collection errors that every diagnosis reports as find
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
-from bot.classify.detectors.scheduling import gpu_label, gpu_node_names
-from bot.classify.fit import GPU_RESOURCE, LEGACY_GPU_RESOURCE
+from bot.classify.detectors.scheduling import gpu_node_names
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
-from bot.snapshot.kubernetes import ContainerStatus, Pod
+from bot.snapshot.gpu import LEGACY_GPU_RESOURCE, gpu_label
+from bot.snapshot.kubernetes import GPU_RESOURCE, ContainerStatus, Pod
 
 
 class GpuNodeParams(BaseModel):
@@ -193,35 +193,68 @@ def pod_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
 
 _QUOTA = re.compile(
     r"exceeded quota: (?P<quota>[^,\s]+),\s*requested: (?P<requested>[^,]+(?:,[^,:]+=[^,]+)*),\s*"
-    r"used: (?P<used>.+?),\s*limited: (?P<limited>.+)$"
+    r"used: (?P<used>.+?),\s*limited: (?P<limited>[^'\"\n]+)"
 )
+_OPERATOR_LOG = re.compile(r'"level":"error"|\bERROR\b|Reconciler error')
+# ``pods "raycluster-x-worker-gpu-abcde" is forbidden: exceeded quota: ...``
+_REFUSED_POD = re.compile(r"\bpods? \\?\"(?P<pod>[^\"\\]+)\\?\" is forbidden")
 
 
-@detector("quota_exceeded", ("quota", "resource", "requested", "used", "limited", "owner", "message"))
-def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    seen: set[tuple[str | None, str | None]] = set()
+def _quota_messages(ctx: Context) -> Iterator[tuple[Subject, str, str]]:
+    """Every place a quota refusal is written down: the owner's FailedCreate event, the RayCluster's
+    ``status.reason`` or condition (KubeRay copies the API error there), a RayJob's message, and
+    operator log lines; as (subject, where it was read, the message)."""
     for event in ctx.kube.events:
-        if "exceeded quota" not in event.message:
-            continue
-        key = (event.namespace, event.object_name)
-        if key in seen:
+        if "exceeded quota" in event.message:
+            subject = Subject(
+                kind=event.object_kind or "Object", name=event.object_name, namespace=event.namespace
+            )
+            yield subject, f"event {event.reason}", event.message
+    for cluster in ctx.kube.rayclusters:
+        subject = Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace)
+        for text in (cluster.reason, *(c.message for c in cluster.conditions)):
+            if text and "exceeded quota" in text:
+                yield subject, f"raycluster {cluster.name} status", text
+    for job in ctx.kube.rayjobs:
+        if job.message and "exceeded quota" in job.message:
+            yield (
+                Subject(kind="RayJob", name=job.name, namespace=job.namespace),
+                f"rayjob {job.name}",
+                job.message,
+            )
+    for line in ctx.iter_texts():
+        # The KubeRay operator's own error log has a rule of its own (kuberay-operator-quota-exceeded).
+        if line.source != "event" and "exceeded quota" in line.text and not _OPERATOR_LOG.search(line.text):
+            yield Subject(kind="Text", name=None), line.source, line.text
+
+
+@detector("quota_exceeded", ("quota", "resource", "requested", "used", "limited", "owner", "message", "pod"))
+def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    seen: set[tuple[str | None, str]] = set()
+    for subject, where, message in _quota_messages(ctx):
+        match = _QUOTA.search(message)
+        fields = match.groupdict() if match else {}
+        # One refusal per quota and owner: the operator retries and repeats the same error.
+        key = (subject.name, fields.get("quota", message))
+        if key in seen or (subject.kind == "Text" and any(k[1] == key[1] for k in seen)):
             continue
         seen.add(key)
-        match = _QUOTA.search(event.message)
-        fields = match.groupdict() if match else {}
         requested = fields.get("requested", "")
+        refused = _REFUSED_POD.search(message)
+        owner = f"{subject.kind}/{subject.name}" if subject.name and subject.kind != "Text" else ""
         yield Hit(
-            Subject(kind=event.object_kind or "Object", name=event.object_name, namespace=event.namespace),
-            (Evidence(source=f"event {event.reason}", text=event.message),),
+            subject,
+            (Evidence(source=where, text=message),),
             {
-                "namespace": event.namespace or "",
+                "namespace": subject.namespace or "",
                 "quota": fields.get("quota", ""),
                 "resource": requested.split("=", 1)[0] if "=" in requested else "",
                 "requested": requested,
                 "used": fields.get("used", ""),
-                "limited": fields.get("limited", ""),
-                "owner": f"{event.object_kind}/{event.object_name}" if event.object_name else "",
-                "message": event.message,
+                "limited": fields.get("limited", "").strip(),
+                "owner": owner or (f"Pod/{refused.group('pod')}" if refused else ""),
+                "pod": refused.group("pod") if refused else "",
+                "message": message,
             },
         )
 

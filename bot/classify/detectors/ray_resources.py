@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_GROUP_LABEL, Context
-from bot.classify.fit import GPU_MODEL_LABELS
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.gpu import GPU_MODEL_LABELS
 from bot.snapshot.kubernetes import RayClusterObject, RayGroup
 from bot.snapshot.quantity import format_amount, parse_quantity
 from bot.snapshot.ray import Demand, RayActor, RayNode
@@ -151,7 +151,15 @@ def _clusters_in_scope(ctx: Context) -> list[RayClusterObject]:
     return list(ctx.kube.rayclusters)
 
 
-DemandVerdictKind = Literal["held", "infeasible", "gpu-type-missing", "template-omits-gpu", "cannot-grow"]
+DemandVerdictKind = Literal[
+    "held",
+    "held-reported",
+    "infeasible",
+    "no-gpu-registered",
+    "gpu-type-missing",
+    "template-omits-gpu",
+    "cannot-grow",
+]
 
 
 @dataclass
@@ -309,10 +317,15 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         verdict: DemandVerdictKind | None
         if holding:
             known = [n for n in holding if n.resources_available is not None]
-            if not known or any(fits(n.resources_available or {}, need) for n in known):
+            if known and not any(fits(n.resources_available or {}, need) for n in known):
+                verdict = "held"
+            elif not known and demand.reported_held:
+                verdict = "held-reported"  # a node is big enough; Ray says the resources are claimed
+            else:
                 continue  # free somewhere now: it will start, or it waits on something else
-            verdict = "held"
             evidence += [_node_line(n) for n in holding[:3]]
+        elif not nodes and not ray.totals and demand.reported_held:
+            verdict = "held-reported"  # Ray's word alone: no figures in the paste to check it against
         elif not nodes and ray.totals:
             verdict = _aggregate_verdict(ctx, demand, need)
             if verdict is None:
@@ -334,6 +347,21 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             verdict = _template_verdict(templates, need, params, evidence)
             if verdict is None:
                 continue
+            if (
+                verdict == "infeasible"
+                and not templates
+                and _registers_no_gpu(demand, need, nodes, ray.totals)
+            ):
+                verdict = "no-gpu-registered"
+        if verdict == "held-reported":
+            scarce = sorted(need, key=lambda k: k in ("CPU", "memory"))[0]
+            params.update(resource=scarce, needed=f"{need[scarce]:g}")
+            biggest = max((n.resources_total.get(scarce, 0.0) for n in holding), default=None)
+            params["total"] = "" if biggest is None else f"{biggest:g}"
+            params["node"] = ", ".join(
+                n.node_ip or n.node_id or "" for n in holding[:5] if n.node_ip or n.node_id
+            )
+            params["holders"] = "; ".join(_holders(ctx, holding or nodes, set(need))[:5]) or "not listed"
         if verdict == "held":
             holders = _holders(ctx, holding or nodes, set(need))
             params["holders"] = "; ".join(holders[:5]) or "not listed in the snapshot"
@@ -353,6 +381,15 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 params["node"] = f"{count} node(s)" if count else ""
                 params["available"] = f"{ray.totals.get(scarce, 0.0) - ray.used.get(scarce, 0.0):g}"
                 params["total"] = f"{ray.totals.get(scarce, 0.0):g}"
+        if verdict == "no-gpu-registered":
+            params.update(resource="GPU", needed=f"{need['GPU']:g}", total="0")
+            if demand.shape.get("GPU", 0.0) > need["GPU"]:
+                params["needed"] = f"{demand.shape['GPU']:g}"
+            count = len(nodes) or ray.node_count or sum(ray.node_groups.values())
+            params["node"] = f"{count} node(s)" if count else ""
+            params["registered"] = format_shape(
+                {k: v for k, v in (ray.totals or _merged_totals(nodes)).items() if not k.startswith("node:")}
+            )
         if verdict == "infeasible":
             short = _limiting_resource(need, nodes, ray.totals)
             params.update(resource=short, needed=f"{need[short]:g}")
@@ -365,6 +402,42 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 params["node"] = f"{count} node(s), {ray.totals.get(short, 0.0):g} {short} in total"
         results.append(DemandVerdict(demand, verdict, params, evidence))
     return results
+
+
+def _merged_totals(nodes: list[RayNode]) -> dict[str, float]:
+    merged: dict[str, float] = {}
+    for node in nodes:
+        for key, value in node.resources_total.items():
+            merged[key] = merged.get(key, 0.0) + value
+    return merged
+
+
+# Accelerator families Ray detects besides NVIDIA/AMD GPUs; a GPU counted as one of them (a
+# misdetected ``/dev/accel*`` becomes a TPU) is a GPU Ray did not register as ``GPU``.
+_OTHER_ACCELERATORS = ("TPU", "NPU", "HPU", "neuron_cores")
+
+
+def _registers_no_gpu(
+    demand: Demand, need: Mapping[str, float], nodes: list[RayNode], totals: Mapping[str, float]
+) -> bool:
+    """A GPU demand that only the GPU stops, where the paste shows Ray's resources but no GPU.
+
+    When the rest of the request does not fit either (11 CPUs on an 8-CPU cluster), the request
+    is too large whatever happens to the GPU, and that is the finding.
+    """
+    if need.get("GPU", 0.0) <= 0 or not (nodes or totals):
+        return False
+    rest = {k: v for k, v in need.items() if k != "GPU"}
+    if not (fits(totals, rest) if totals else any(fits(n.resources_total, rest) for n in nodes)):
+        return False
+    registered = totals.get("GPU", 0.0) + sum(n.resources_total.get("GPU", 0.0) for n in nodes)
+    if registered <= 0:
+        return True
+    other = any(
+        totals.get(k, 0.0) > 0 or any(n.resources_total.get(k, 0.0) > 0 for n in nodes)
+        for k in _OTHER_ACCELERATORS
+    )
+    return other and demand.shape.get("GPU", 0.0) > max(registered, 0.0)
 
 
 def _limiting_resource(need: Mapping[str, float], nodes: list[RayNode], totals: Mapping[str, float]) -> str:
@@ -403,11 +476,16 @@ def _template_verdict(
         return "cannot-grow"
     if need.get("GPU", 0.0) > 0:
         wanted_types = {k for k in need if is_gpu_type_resource(k)}
+        # A group that hides its GPUs explains the demand only if, with them shown, it would fit:
+        # a demand larger than every group's real GPUs is infeasible (6) whatever Ray registers.
         hiding = [
             t
             for t in templates
             if t.resources.get("GPU", 0.0) <= 0
-            and (t.gpu_limit > 0 or (t.explicit and wanted_types & set(t.resources)))
+            and (
+                (t.gpu_limit > 0 and fits({**t.resources, "GPU": t.gpu_limit}, need))
+                or (t.explicit and wanted_types & set(t.resources))
+            )
         ]
         if hiding:
             template = hiding[0]
@@ -636,36 +714,88 @@ def leftover_actors(ctx: Context, rule: Rule) -> Iterable[Hit]:
         )
 
 
-@detector("autoscaler_failures", ("raycluster", "group", "reason", "message"))
+class FailureParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # ``raycluster``: KubeRay's ReplicaFailure condition (the operator could not create a Pod);
+    # ``ray-autoscaler``: the Ray autoscaler's own failures, from ``ray status`` or its log.
+    source: Literal["raycluster", "ray-autoscaler"]
+    patterns: list[str] = Field(default_factory=list)
+
+
+# ``ray status``: ``gpu-group: LaunchFailed (latest_attempt: 02:46:45) - <details>`` (v2),
+# `` gpu: NodeTerminated (ip: 10.0.0.3)``, ``gpu: InsufficientInstanceCapacity (latest_attempt: ...)``
+# (v1 2.x) and ``10.0.0.3: gpu_worker`` (v1 before 2.0); log lines name the type after ``of type``.
+_FAILURE_LINE = re.compile(r"^\s*(?P<first>[^\s:]+):\s*(?P<second>[A-Za-z][\w.-]*)")
+_OF_TYPE = re.compile(r"of type (?P<group>[^\s.,:()]+(?:\.[^\s.,:()]+)*)")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+_FAILURE_CATEGORY = re.compile(
+    r"\b(InsufficientInstanceCapacity|\w*LimitExceeded|\w*QuotaExceeded|\w*Unsupported\w*|LaunchFailed|"
+    r"NodeTerminated|RayletUnexpectedlyDied|ALLOCATION_FAILED|RAY_INSTALL_FAILED)\b"
+)
+
+
+def _failure_reason(evidence: Evidence) -> tuple[str, str]:
+    """(node type, reason) of one failure, as far as its line says."""
+    line = evidence.text
+    category = _FAILURE_CATEGORY.search(line)
+    group = ""
+    if evidence.source.startswith("ray status") and (match := _FAILURE_LINE.match(line)):
+        first, second = match.group("first"), match.group("second")
+        if _IPV4.match(first):  # before Ray 2.0: ``<ip>: <node type>``
+            return second.rstrip(","), category.group(1) if category else "NodeTerminated"
+        group = first
+    elif of_type := _OF_TYPE.search(line):
+        group = of_type.group("group")
+    if category:
+        return group, category.group(1)
+    lowered = line.lower()
+    return group, "launch failed" if "launch" in lowered or "runinstances" in lowered else "autoscaler error"
+
+
+@detector("autoscaler_failures", ("raycluster", "group", "reason", "message"), FailureParams)
 def autoscaler_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    for cluster in ctx.kube.rayclusters:
-        for condition in cluster.conditions:
-            if condition.type == "ReplicaFailure" and condition.status == "True":
-                yield Hit(
-                    Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
-                    (
-                        Evidence(
-                            source=f"raycluster {cluster.name} condition ReplicaFailure",
-                            text=condition.message or "",
+    params = FailureParams.model_validate(rule.params)
+    if params.source == "raycluster":
+        for cluster in ctx.kube.rayclusters:
+            for condition in cluster.conditions:
+                if condition.type == "ReplicaFailure" and condition.status == "True":
+                    yield Hit(
+                        Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
+                        (
+                            Evidence(
+                                source=f"raycluster {cluster.name} condition ReplicaFailure",
+                                text=condition.message or "",
+                            ),
                         ),
-                    ),
-                    {
-                        "raycluster": cluster.name,
-                        "namespace": cluster.namespace,
-                        "group": "",
-                        "reason": condition.reason or "",
-                        "message": condition.message or "",
-                    },
-                )
-    if ctx.ray and ctx.ray.recent_failures:
-        failures = ctx.ray.recent_failures
-        yield Hit(
-            Subject(kind="RayAutoscaler", name=ctx.cluster),
-            tuple(Evidence(source="ray status: recent failures", text=line) for line in failures[:5]),
-            {
-                "raycluster": ctx.cluster or "",
-                "group": "",
-                "reason": "recent failures",
-                "message": failures[0],
-            },
-        )
+                        {
+                            "raycluster": cluster.name,
+                            "namespace": cluster.namespace,
+                            "group": "",
+                            "reason": condition.reason or "",
+                            "message": condition.message or "",
+                        },
+                    )
+        return
+    evidence = [
+        Evidence(source="ray status: recent failures", text=line)
+        for line in (ctx.ray.recent_failures if ctx.ray else [])
+    ]
+    if params.patterns:
+        any_pattern = re.compile("|".join(f"(?:{p})" for p in params.patterns))
+        seen = {e.text for e in evidence}
+        for text in ctx.iter_texts():
+            if text.source == "autoscaler" or text.text in seen or len(evidence) >= 20:
+                continue
+            if any_pattern.search(text.text[:20_000]):
+                seen.add(text.text)
+                evidence.append(Evidence(source=f"{text.source} line", text=text.text[:600]))
+    if not evidence:
+        return
+    group, reason = _failure_reason(evidence[0])
+    yield Hit(
+        Subject(kind="RayAutoscaler", name=ctx.cluster),
+        tuple(evidence[:5]),
+        {"raycluster": ctx.cluster or "", "group": group, "reason": reason, "message": evidence[0].text},
+    )

@@ -21,22 +21,23 @@ from bot.classify.context import RAY_GROUP_LABEL, Context
 from bot.classify.fit import (
     BASIC_RESOURCES,
     CONTROL_PLANE_TAINTS,
-    GPU_MODEL_LABELS,
-    GPU_NODE_LABELS,
-    GPU_RESOURCE,
-    LEGACY_GPU_RESOURCE,
     FitExplainer,
     FitExplanation,
     Shortfall,
+    has_scheduler_head,
+    insufficient_resource,
+    is_by_design_taint,
     matches_node_affinity,
     normalise_reason,
     parse_scheduler_message,
     reason_category,
     selector_requirements,
+    taint_of,
 )
 from bot.classify.registry import Hit, detector
-from bot.diagnosis import Evidence, Subject
-from bot.snapshot.kubernetes import Event, Node, Pod
+from bot.diagnosis import Evidence, Severity, Subject
+from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label, is_gpu_node
+from bot.snapshot.kubernetes import GPU_RESOURCE, Event, Node, Pod
 from bot.snapshot.quantity import format_amount
 
 Verdict = Literal[
@@ -48,6 +49,7 @@ Verdict = Literal[
     "cordoned",
     "volume",
     "topology",
+    "ports",
     "gpu-not-advertised",
     "unknown-resource",
     "gpu-label-missing",
@@ -86,28 +88,13 @@ class PodFit:
     verdict: Verdict
     params: dict[str, str] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
+    # A second reading of the same scheduler message (a shortage beside a constraint): reported
+    # as a warning, after the reading the message supports best.
+    secondary: bool = False
 
 
 def gpu_node_names(ctx: Context) -> frozenset[str]:
     return ctx.memo("gpu_node_names", lambda: frozenset(n.name for n in ctx.kube.nodes if is_gpu_node(n)))
-
-
-def is_gpu_node(node: Node) -> bool:
-    if any(key in node.labels for key in GPU_NODE_LABELS if node.labels.get(key) not in ("false", "0")):
-        return True
-    return any(taint.key == GPU_RESOURCE for taint in node.taints)
-
-
-def gpu_label(node: Node) -> tuple[str, str]:
-    """What marks a node as a GPU node: a GPU label, else the GPU taint, else a legacy GPU resource."""
-    for key in GPU_NODE_LABELS:
-        if key in node.labels:
-            return key, node.labels[key]
-    if any(t.key == GPU_RESOURCE for t in node.taints):
-        return "taint", GPU_RESOURCE
-    if LEGACY_GPU_RESOURCE in node.allocatable or LEGACY_GPU_RESOURCE in node.capacity:
-        return "resource", LEGACY_GPU_RESOURCE
-    return "", ""
 
 
 def _format_requests(requests: dict[str, float]) -> str:
@@ -306,53 +293,93 @@ def _constraint_verdict(
     return "selector", params
 
 
+# Filters kube-scheduler runs after NodeResourcesFit (volumes, pod affinity, topology spread): a
+# node that reports one of them had room for the Pod, so the constraint, not capacity, holds it.
+_AFTER_RESOURCES = frozenset({"volume", "topology"})
+# Constraints a node puts on Pods (a dedicated pool's taint, a cordon), as opposed to the Pod's own
+# selector: a selector usually steers the Pod to the GPU pool, so the nodes reported short are the
+# ones it chose; a taint usually keeps it out of that pool, so they are the ones it was left with.
+_KEEPS_OUT = frozenset({"taint", "cordoned", "node-condition"})
+_CONSTRAINT_VERDICTS: dict[str, Verdict] = {
+    "selector": "selector",
+    "cordoned": "cordoned",
+    "volume": "volume",
+    "topology": "topology",
+    "ports": "ports",
+    "taint": "taint",
+    "node-condition": "taint",
+}
+
+
+def _resource_verdict(
+    ctx: Context, pod: Pod | None, counted: dict[str, int]
+) -> tuple[Verdict, dict[str, str]]:
+    resources = [r for r in (insufficient_resource(reason) for reason in counted) if r]
+    # A GPU or other extended resource names the shortage better than cpu or memory on other nodes.
+    resources.sort(key=lambda r: ("/" not in r, r == "pods"))
+    resource = resources[0] if resources else "pods"
+    if resource.startswith("alpha.kubernetes.io/") or "mig-" in resource:
+        return "unknown-resource", {"resource": resource}
+    gpu = _gpu_params(ctx, resource) if resource == GPU_RESOURCE else {}
+    if gpu:
+        return "gpu-not-advertised", gpu
+    needed = pod.requests.get(resource, 0.0) if pod else 0.0
+    biggest = _largest(ctx, resource) if needed > 0 else None
+    if biggest is not None:
+        largest = biggest.allocatable.get(resource, 0.0)
+        if needed > largest:
+            shown = format_amount(resource, largest)
+            return "exceeds-every-node", {
+                "resource": resource,
+                "largest_node": f"{biggest.name} ({shown} {resource} allocatable)",
+            }
+    return "insufficient", {"resource": resource}
+
+
+def _constraint_reading(category: str, counted: dict[str, int]) -> tuple[Verdict, dict[str, str]]:
+    params: dict[str, str] = {}
+    if category in ("taint", "node-condition"):
+        reason = max((r for r in counted if reason_category(r) == category), key=lambda r: counted[r])
+        params["taint"] = taint_of(reason)
+    return _CONSTRAINT_VERDICTS[category], params
+
+
 def _from_message(
     ctx: Context, pod: Pod | None, reasons: Counter[str], prefilter: str | None
-) -> tuple[Verdict, dict[str, str]] | None:
-    """Verdict from the scheduler's reasons alone, refined by whatever nodes the paste showed."""
-    if prefilter:
-        return ("volume", {}) if reason_category(prefilter) == "volume" else None
-    counted = {r: c for r, c in reasons.items() if not any(t in r for t in CONTROL_PLANE_TAINTS)} or dict(
-        reasons
-    )
+) -> list[tuple[Verdict, dict[str, str]]]:
+    """Readings of the scheduler's reasons alone, the most likely first, refined by pasted nodes.
+
+    Each counted reason is read on its own; one the grammar does not know costs only itself.
+    Role taints (``node-role.kubernetes.io/...``) keep Pods off control-plane and infra nodes by
+    design and are set aside unless nothing else is left. When a shortage and a constraint are
+    both reported, both readings are returned, and the order follows kube-scheduler's filter
+    order: a node rejected by a filter that runs after the resource check (volumes, pod affinity,
+    spread) had room, so that constraint comes first. A node rejected before it (taint, selector,
+    ports, cordon) was never measured: for a GPU or other extended resource beside a taint or a
+    cordon, the nodes reported short are usually nodes without any and the tainted ones are the GPU
+    pool, so the taint comes first; beside the Pod's own selector, and for cpu or memory, the
+    shortage does.
+    """
+    if prefilter and reason_category(prefilter) == "volume":
+        return [("volume", {})]
+    counted = {r: c for r, c in reasons.items() if c > 0 and not is_by_design_taint(r)} or {
+        r: c for r, c in reasons.items() if c > 0
+    }
     by_category: Counter[str] = Counter()
     for reason, count in counted.items():
         by_category[reason_category(reason)] += count
-    if by_category["resources"]:
-        resources = [r.split(None, 1)[1] for r in counted if r.lower().startswith("insufficient ")]
-        resource = resources[0] if resources else "pods"
-        if resource.startswith("alpha.kubernetes.io/") or "mig-" in resource:
-            return "unknown-resource", {"resource": resource}
-        gpu = _gpu_params(ctx, resource) if resource == GPU_RESOURCE else {}
-        if gpu:
-            return "gpu-not-advertised", gpu
-        needed = pod.requests.get(resource, 0.0) if pod else 0.0
-        biggest = _largest(ctx, resource) if needed > 0 else None
-        if biggest is not None:
-            largest = biggest.allocatable.get(resource, 0.0)
-            if needed > largest:
-                shown = format_amount(resource, largest)
-                return "exceeds-every-node", {
-                    "resource": resource,
-                    "largest_node": f"{biggest.name} ({shown} {resource} allocatable)",
-                }
-        return "insufficient", {"resource": resource}
-    if not by_category:
-        return None
-    category, _ = by_category.most_common(1)[0]
-    params: dict[str, str] = {}
-    if category == "taint":
-        taint_reason = next(r for r in counted if reason_category(r) == "taint")
-        params["taint"] = taint_reason.split("taint ", 1)[-1].split(", that")[0]
-        return "taint", params
-    mapping: dict[str, Verdict] = {
-        "selector": "selector",
-        "cordoned": "cordoned",
-        "volume": "volume",
-        "topology": "topology",
-    }
-    verdict = mapping.get(category)
-    return (verdict, params) if verdict else None
+    constraints = [(c, n) for c, n in by_category.most_common() if c in _CONSTRAINT_VERDICTS]
+    readings: list[tuple[Verdict, dict[str, str]]] = [_constraint_reading(c, counted) for c, _ in constraints]
+    if not by_category["resources"]:
+        return readings
+    shortage = _resource_verdict(ctx, pod, counted)
+    if shortage[0] in ("gpu-not-advertised", "unknown-resource"):
+        return [shortage, *readings]
+    extended = "/" in shortage[1].get("resource", "")
+    constraint_first = any(c in _AFTER_RESOURCES for c, _ in constraints) or (
+        extended and any(c in _KEEPS_OUT for c, _ in constraints)
+    )
+    return [*readings, shortage] if constraint_first else [shortage, *readings]
 
 
 def _reasons_by_resource(reasons: Counter[str]) -> str:
@@ -453,6 +480,7 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
         params = _base_params(pod)
         evidence = _event_evidence(event)
         verdict: tuple[Verdict, dict[str, str]] | None = None
+        others: list[tuple[Verdict, dict[str, str]]] = []
         if explainer is not None:
             unbound = _unbound_pvcs(ctx, pod)
             signature = (
@@ -477,16 +505,17 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
             parsed = parse_scheduler_message(event.message)
             if parsed is not None:
                 _, reasons, prefilter = parsed
-                verdict = _from_message(ctx, pod, reasons, prefilter)
+                readings = _from_message(ctx, pod, reasons, prefilter)
+                verdict, others = (readings[0], readings[1:]) if readings else (None, [])
                 params.setdefault("summary", event.message)
                 params.setdefault("lacking", _reasons_by_resource(reasons) or "n/a")
                 params.setdefault("closest", "n/a")
         if verdict is None:
             continue
-        kind, extra = verdict
         if event is not None:
             params["scheduler_message"] = event.message
-        results.append(PodFit(pod, kind, {**params, **extra}, evidence))
+        for position, (kind, extra) in enumerate([verdict, *others]):
+            results.append(PodFit(pod, kind, {**params, **extra}, evidence, secondary=position > 0))
     results += _orphan_scheduler_events(ctx, seen)
     return results
 
@@ -495,21 +524,30 @@ def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterat
     """FailedScheduling events whose Pod is not in the snapshot (a pasted event line)."""
     latest: dict[tuple[str | None, str | None], Event] = {}
     for event in ctx.kube.events:
-        if event.reason != "FailedScheduling" or event.object_kind not in (None, "Pod"):
+        # Operators copy the scheduler's message into their own events (``Unschedulable`` from a
+        # training operator, ``PodScheduled`` conditions); the message, not the reason, says it.
+        if event.object_kind not in (None, "Pod") or not (
+            event.reason == "FailedScheduling" or has_scheduler_head(event.message)
+        ):
             continue
         if event.object_name and (event.namespace or "default", event.object_name) in seen:
             continue
-        latest[(event.namespace, event.object_name)] = event
+        key = (event.namespace, event.object_name)
+        previous = latest.get(key)
+        parsed = None if previous is None else parse_scheduler_message(event.message)
+        if previous is not None and parsed and parsed[1] and not has_scheduler_head(event.message):
+            # A long message wrapped over several pasted lines: the lines after its head carry
+            # more counted reasons of the same message.
+            joined = f"{previous.message.rstrip(' ,')}, {event.message}"
+            latest[key] = previous.model_copy(update={"message": joined[:20_000]})
+        else:
+            latest[key] = event
     for (namespace, name), event in latest.items():
         parsed = parse_scheduler_message(event.message)
         if parsed is None:
             continue
         _, reasons, prefilter = parsed
         pod = Pod(name=name or "(unnamed pod)", namespace=namespace or "default", phase="Pending")
-        verdict = _from_message(ctx, None, reasons, prefilter)
-        if verdict is None:
-            continue
-        kind, extra = verdict
         params = {
             "pod": name or "",
             "namespace": namespace or "",
@@ -518,7 +556,8 @@ def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterat
             "lacking": _reasons_by_resource(reasons) or "n/a",
             "closest": "n/a",
         }
-        yield PodFit(pod, kind, {**params, **extra}, _event_evidence(event))
+        for position, (kind, extra) in enumerate(_from_message(ctx, None, reasons, prefilter)):
+            yield PodFit(pod, kind, {**params, **extra}, _event_evidence(event), secondary=position > 0)
 
 
 def _pod_subject(pod: Pod) -> Subject:
@@ -532,4 +571,5 @@ def pending_pod_fit(ctx: Context, rule: Rule) -> Iterable[Hit]:
     wanted = FitParams.model_validate(rule.params).verdict
     for fit in ctx.memo("pending_pod_fit", lambda: analyse_pending_pods(ctx)):
         if fit.verdict == wanted:
-            yield Hit(_pod_subject(fit.pod), tuple(fit.evidence), fit.params)
+            severity: Severity | None = "warning" if fit.secondary else None
+            yield Hit(_pod_subject(fit.pod), tuple(fit.evidence), fit.params, severity)

@@ -2,7 +2,11 @@
 
 The patterns live in the rule files; this detector only walks the snapshot's text once per rule.
 Named groups in a pattern become template placeholders, so a rule can quote the GCS address or the
-request shape it matched.
+request shape it matched. A pasted line carries no pod or object of its own, so the groups ``pod``,
+``node``, ``kind`` with ``name``, and ``namespace`` also say whose line it is: a device-plugin line
+that names its Pod, or an operator log line that names its RayJob, becomes a finding about that
+object and fills the commands with its name. ``quote`` names the group shown as evidence when the
+whole line would bury it (a JSON log line is mostly fields nobody needs); it is still verbatim.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from bot.catalogue import Rule
 from bot.classify.context import Context, Text
@@ -28,6 +32,7 @@ class TextParams(BaseModel):
     exclude: list[str] = Field(default_factory=list)
     sources: list[str] | None = None
     object_kinds: list[str] | None = None
+    quote: str | None = None
 
     @field_validator("patterns", "exclude")
     @classmethod
@@ -42,6 +47,12 @@ class TextParams(BaseModel):
         except re.error as error:  # e.g. a back-reference to a named group
             raise ValueError(f"patterns cannot be searched as one alternation: {error}") from error
         return values
+
+    @model_validator(mode="after")
+    def _quote_is_a_group(self) -> TextParams:
+        if self.quote is not None and not any(self.quote in _compiled(p).groupindex for p in self.patterns):
+            raise ValueError(f"quote {self.quote!r} is not a named group of any pattern")
+        return self
 
 
 @lru_cache(maxsize=256)
@@ -62,15 +73,42 @@ def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{_NAMED_GROUP.sub('(?:', p)})" for p in patterns))
 
 
-def _subject(text: Text) -> Subject:
+# Groups a pattern may name to say whose line it is, when the text itself does not (a pasted log
+# line has no pod of its own, but a device-plugin line or an operator log line names one).
+_SUBJECT_KINDS = {"RayCluster", "RayJob", "RayService", "Pod", "Node", "Workload"}
+
+
+def _subject(text: Text, groups: dict[str, str]) -> Subject:
+    namespace = text.namespace or groups.get("namespace") or None
     if text.pod:
         return Subject(kind="Pod", name=text.pod, namespace=text.namespace)
     if text.object_kind and text.object_name:
         return Subject(kind=text.object_kind, name=text.object_name, namespace=text.namespace)
+    kind, name = groups.get("kind"), groups.get("name")
+    if kind in _SUBJECT_KINDS and name:
+        return Subject(kind=kind, name=name, namespace=namespace)
+    if groups.get("pod"):
+        return Subject(kind="Pod", name=groups["pod"], namespace=namespace)
+    if groups.get("node"):
+        return Subject(kind="Node", name=groups["node"])
     return Subject(kind="Text", name=None)
 
 
-@detector("text_match", ("line", "source", "pod", "container"), TextParams)
+def _facts(text: Text, groups: dict[str, str], line: str) -> dict[str, str]:
+    """What the line's own metadata says, and where it says nothing, what the pattern read from it."""
+    known = {
+        "pod": text.pod or "",
+        "container": text.container or "",
+        "namespace": text.namespace or "",
+        "node": "",
+    }
+    facts = {**groups, "line": line[:MAX_LINE], "source": text.source}
+    for key, value in known.items():
+        facts[key] = value or groups.get(key, "")
+    return facts
+
+
+@detector("text_match", ("line", "source", "pod", "container", "node"), TextParams)
 def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
     params = TextParams.model_validate(rule.params)
     patterns = [_compiled(p) for p in params.patterns]
@@ -89,24 +127,15 @@ def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
         if match is None or any(x.search(line) for x in excludes) or line in seen_lines:
             continue
         seen_lines.add(line)
-        subject = _subject(text)
+        groups = {k: v for k, v in match.groupdict().items() if v}
+        subject = _subject(text, groups)
         found = grouped.get(subject)
         if found is None:
-            values = {k: v for k, v in match.groupdict().items() if v is not None}
-            found = (
-                {
-                    **values,
-                    "line": line[:MAX_LINE],
-                    "source": text.source,
-                    "pod": text.pod or "",
-                    "container": text.container or "",
-                    "namespace": text.namespace or "",
-                },
-                [],
-            )
+            found = (_facts(text, groups, line), [])
             grouped[subject] = found
         if len(found[1]) < MAX_EVIDENCE_PER_SUBJECT:
             where = f"{text.source} {text.pod}" if text.pod else text.source
-            found[1].append(Evidence(source=where, text=line[:MAX_LINE]))
+            quoted = groups.get(params.quote, line) if params.quote else line
+            found[1].append(Evidence(source=where, text=quoted[:MAX_LINE]))
     for subject, (values, evidence) in grouped.items():
         yield Hit(subject, tuple(evidence), values)

@@ -192,6 +192,7 @@ def build(found: Found) -> Snapshot:
     for kind, count in found.dropped.items():
         notes.append(f"{count:,} further {kind} were left out to keep the snapshot small")
     notes.extend(found.notes)
-    if kubernetes is None and ray is None and not found.texts:
+    # Prose is kept as text for the phrase rules, but prose alone is no recognised output.
+    if kubernetes is None and ray is None and not (found.texts and found.formats):
         notes = [NOTHING_RECOGNISED, *found.notes]
     return Snapshot(origin="paste", kubernetes=kubernetes, ray=ray, texts=found.texts, notes=notes)

@@ -22,7 +22,7 @@ from typing import Any
 from bot.collect.paste.columns import header_columns, slice_row
 from bot.collect.paste.counts import count_or, parse_count
 from bot.collect.paste.found import Found, PodRecord, PodSource
-from bot.collect.paste.kubectl_events import format_of, parse_describe_events
+from bot.collect.paste.kubectl_events import format_of, parse_describe_events, read_bare
 from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
 
 POD_FORMAT = "kubectl describe pod"
@@ -68,6 +68,11 @@ _POD_KEYS = frozenset(
         "Priority Class Name",
         "Volumes",
         "Ephemeral Containers",
+        # Kubernetes 1.0 to 1.4 wrote these for a pod.
+        "Image(s)",
+        "Replication Controllers",
+        "Created By",
+        "Controllers",
     }
 )
 _SHARED_KEYS = frozenset(
@@ -108,7 +113,7 @@ _START_KEYS = (_NODE_KEYS | _POD_KEYS | {"Name", "Labels", "Conditions", "Events
     "Volumes",
     "Lease",
 }
-_TOP_KEY = re.compile(r"^([A-Z][A-Za-z-]*(?: [A-Za-z-]+)*):(?:\s|$)")
+_TOP_KEY = re.compile(r"^([A-Z][A-Za-z-]*(?:\(s\))?(?: [A-Za-z-]+)*):(?:\s|$)")
 _ENTRY = re.compile(r"^([A-Za-z][\w ./()-]*?):(?:\s+(.*))?$")
 _TAINT = re.compile(r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>\w+)$")
 _TOLERATION = re.compile(
@@ -123,7 +128,9 @@ def _top_key(line: str) -> str | None:
 
 
 def is_start(lines: Sequence[str], i: int) -> bool:
-    return _top_key(lines[i]) in _START_KEYS
+    # ``Unschedulable: 0/2 nodes are available: ...`` is a scheduler message quoted after its
+    # condition reason, not the ``Unschedulable:`` field of a node.
+    return _top_key(lines[i]) in _START_KEYS and read_bare(lines[i]) is None
 
 
 def extent(lines: Sequence[str], start: int) -> int:
@@ -422,6 +429,11 @@ def parse(lines: Sequence[str], found: Found, namespace: str | None) -> list[str
             ns = top["Namespace"].value if "Namespace" in top else namespace
             _events(top.get("Events"), ns, kind, name, found)
             found.recognise(OTHER_FORMAT)
+        elif keys & _NODE_KEYS and keys & {"Containers", "Init Containers"}:
+            # A pod's describe with its node's Capacity and Conditions pasted straight below it
+            # (old kubectl printed them with no ``Name:`` of their own): both are read.
+            _pod(top, found, namespace)
+            _node({k: v for k, v in top.items() if k in _NODE_KEYS}, found)
         elif keys & _NODE_KEYS:
             _node(top, found)
         elif keys & _POD_KEYS:

@@ -48,12 +48,29 @@ _DESCRIBE_HEADER = re.compile(
     r"^\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From\s+.*Message)\s*$"
 )
 _UNDERLINE = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
-# The second form is kube-scheduler's wording up to Kubernetes 1.9.
-_SCHEDULER = re.compile(r"\b\d+/\d+ nodes are available\b|\bNo nodes are available that match all of\b")
-_SCALE_UP = re.compile(r"\bpod (?:didn't|did not) trigger scale-up\b|\bpod triggered scale-up\b")
+# kube-scheduler's FitError in every release: ``0/N nodes are available`` (1.10 on), ``No nodes are
+# available that match all of the (following) predicates`` (1.6 to 1.9), ``failed to fit in any
+# node`` with ``fit failure (summary) on node(s)`` (1.2 to 1.5) and 1.0's ``Failed for reason X and
+# possibly others``.
+_SCHEDULER = re.compile(
+    r"\b\d+/\d+ nodes are available\b|\bNo nodes are available that match all of\b|"
+    r"\bfailed to fit in any node\b|\bfit failure (?:summary )?on node|"
+    r"\bFailed for reason [A-Za-z]\w* and possibly others\b"
+)
+# Kubernetes 1.2 to 1.5 named the Pod before the reasons: ``pod (web-1) failed to fit in any node``.
+_OLD_POD = re.compile(r"\bpod \((?P<pod>[a-z0-9][-a-z0-9.]*)\)\s*$")
+# A FailedScheduling message quoted without its ``0/N nodes are available:`` head still starts with a
+# counted reason only kube-scheduler writes.
+_HEADLESS = re.compile(
+    r"^[\s`'\">*-]*\d+ (?:node\(s\) (?:had|didn't|did not|were)|Insufficient [\w./-]+|Too many pods)"
+)
+_PREEMPTION_TAIL = re.compile(r"preemption:\s*$", re.IGNORECASE)
+_SCALE_UP = re.compile(r"\b(?:pod )?(?:didn't|did not) trigger scale-up\b|\bpod triggered scale-up\b")
 _KARPENTER = re.compile(
     r"incompatible with nodepool|incompatible with provisioner|no instance type satisfied resources|"
-    r"could not schedule pod|no instance type (?:has enough|met)|all available instance types exceed"
+    r"could not schedule pod|no instance type (?:has enough|met|which)|all available instance types exceed|"
+    r"incompatible requirements|does not have known values|limits have been exhausted for nodepool|"
+    r"launching nodeclaim|could not launch nodeclaim"
 )
 _KINDS = {
     "pod": "Pod",
@@ -128,11 +145,23 @@ def read_row(line: str, namespace: str | None = None) -> Event | None:
 
 def read_bare(text: str) -> Event | None:
     """A scheduler or cluster-autoscaler sentence quoted on its own, anywhere in a line."""
-    if match := _SCHEDULER.search(text):
+    if (match := _SCHEDULER.search(text)) and not _PREEMPTION_TAIL.search(text[: match.start()]):
+        # The ``preemption: 0/N nodes are available: ...`` half of a message wrapped onto its own
+        # line says what preemption could do, not why the Pod does not fit.
+        named = _OLD_POD.search(text[: match.start()])
         return Event(
             type="Warning",
             reason="FailedScheduling",
             message=clean_message(text[match.start() :]),
+            source="default-scheduler",
+            object_kind="Pod" if named else None,
+            object_name=named.group("pod") if named else None,
+        )
+    if _HEADLESS.match(text) and not _SCALE_UP.search(text):
+        return Event(
+            type="Warning",
+            reason="FailedScheduling",
+            message=clean_message(text),
             source="default-scheduler",
         )
     if match := _SCALE_UP.search(text):
@@ -186,6 +215,31 @@ def _from_columns(values: dict[str, str], namespace: str | None) -> Event | None
     )
 
 
+# A row of the 1.0-1.4 describe layout, whose From column is in braces (``{default-scheduler }``)
+# and whose columns are often aligned with tabs, so positions do not line up with the header:
+# ``5s  4s  2  {default-scheduler }  Warning  FailedScheduling  pod (x) failed to fit in any node``.
+# Kubernetes 1.0 wrote reasons in lower camel case (``failedScheduling``).
+_BRACED_ROW = re.compile(
+    r"(?:^|\s)\{(?P<source>[^}]*)\}\s+(?:[\w.\[\]-]+\{[^}]*\}\s+)?(?:(?P<type>Normal|Warning)\s+)?"
+    r"(?P<reason>[a-zA-Z][a-z]+[A-Z][A-Za-z]*|[A-Z][a-z]+)\s+(?P<message>\S.*)$"
+)
+
+
+def _from_braced_row(line: str, namespace: str | None) -> Event | None:
+    match = _BRACED_ROW.search(line)
+    if match is None:
+        return None
+    reason = match.group("reason")
+    reason = reason[:1].upper() + reason[1:]
+    return Event(
+        namespace=namespace,
+        type=match.group("type") or type_for(reason),
+        reason=reason,
+        message=match.group("message").strip(),
+        source=match.group("source").strip() or None,
+    )
+
+
 def _from_describe_columns(values: dict[str, str] | None, namespace: str | None) -> Event | None:
     """A row of the Kubernetes <= 1.9 describe layout (``FirstSeen LastSeen Count From ...``)."""
     if not values or values.get("Type") not in {"Normal", "Warning"} or not values.get("Reason"):
@@ -217,8 +271,10 @@ def parse_describe_events(
                 columns = header_columns(line)
             i += 1
             continue
-        event = read_row(line, namespace) or (
-            _from_describe_columns(slice_row(line, columns), namespace) if columns else None
+        event = (
+            read_row(line, namespace)
+            or (_from_describe_columns(slice_row(line, columns), namespace) if columns else None)
+            or (_from_braced_row(line, namespace) if columns else None)
         )
         if event is not None:
             if kind is not None or name is not None:

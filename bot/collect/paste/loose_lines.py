@@ -4,8 +4,14 @@ What is left after the tables, describes, YAML and ``ray status`` blocks are tak
 what users quote: a log line, an error from ``ray start``, one event row, the scheduler's sentence
 in a markdown heading. Each run of adjacent lines is read here. Ray messages that wrap are first
 joined into one logical line, so a rule sees ``No available node types can fulfill resource request
-defaultdict(...)`` whole. A line becomes a ``TextLine`` when something recognised it or when it
-looks like a message at all (an error word, a log prefix); prose and stray table fragments do not.
+defaultdict(...)`` whole.
+
+Every such line becomes a ``TextLine``, prose included, because real pastes mix the two: a sentence
+that quotes ``nvidia GPUs not available on Node`` or ``1 nodes have joined so far, waiting for 1
+more`` carries the signal and no error word. Whether a line *looks like* a message (an error word,
+a log prefix) decides only whether the paste counts as recognised output; what the line means is
+left to the phrase rules, which name their own patterns. Prose may fill only part of the text
+budget, so a long chat thread cannot crowd out the log lines pasted after it.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 from bot.collect.paste import kubectl_events, ray_messages
-from bot.collect.paste.found import Found
+from bot.collect.paste.found import MAX_TEXTS, Found
 
 MESSAGES_FORMAT = "log or error messages"
 
@@ -38,12 +44,20 @@ _KUBERAY_ROW = re.compile(
 )
 _MAX_JOINED_LINES = 12
 _MAX_JOINED_CHARS = 20_000
+# Texts kept for lines that do not look like messages stop here; messages may use the rest.
+PROSE_BUDGET = MAX_TEXTS // 2
+# Shorter than this, a line without an error word is a word or two of chat, not a quoted message.
+_MIN_PROSE_CHARS = 12
 
 
 def looks_like_message(text: str) -> bool:
     if len(text) < 4 or not any(ch.isalpha() for ch in text[:200]):
         return False
     return bool(_LOG_PREFIX.match(text) or _MESSAGE.search(text[:4000].lower()) or _KUBERAY_ROW.match(text))
+
+
+def _has_words(text: str) -> bool:
+    return sum(ch.isalpha() for ch in text[:200]) >= _MIN_PROSE_CHARS // 2
 
 
 def _join(parts: list[str]) -> str:
@@ -77,6 +91,8 @@ def _read_logical(text: str, found: Found, namespace: str | None) -> None:
     elif looks_like_message(text):
         found.add_text(text)
         found.recognise(MESSAGES_FORMAT)
+    elif len(text) >= _MIN_PROSE_CHARS and len(found.texts) < PROSE_BUDGET and _has_words(text):
+        found.add_text(text)
 
 
 def read_run(lines: Sequence[str], found: Found, namespace: str | None) -> None:

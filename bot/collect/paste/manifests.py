@@ -119,6 +119,82 @@ def _helm_values_fragment(doc: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"kind": "RayCluster", "metadata": {"name": UNNAMED_RAYCLUSTER}, "spec": spec}
 
 
+# Keys of a RayCluster's ``status`` (and of the copy a RayJob keeps in ``status.rayClusterStatus``).
+_RAYCLUSTER_STATUS_KEYS = frozenset(
+    {
+        "desiredCPU",
+        "desiredGPU",
+        "desiredMemory",
+        "desiredTPU",
+        "desiredWorkerReplicas",
+        "readyWorkerReplicas",
+        "availableWorkerReplicas",
+        "maxWorkerReplicas",
+        "minWorkerReplicas",
+        "head",
+        "endpoints",
+        "state",
+    }
+)
+_RAYJOB_STATUS_KEYS = frozenset(
+    {"jobDeploymentStatus", "jobStatus", "rayClusterName", "rayClusterStatus", "jobId"}
+)
+UNNAMED_POD = "(pasted pod)"
+
+
+def _status_fragment(doc: Mapping[str, Any], found: Found) -> bool:
+    """A ``status:`` cut out of ``kubectl get raycluster|rayjob -o yaml`` (what people paste when the
+    RayCluster says ``failed``): its ``reason`` carries the operator's error, a quota refusal say."""
+    status = doc.get("status")
+    if not isinstance(status, Mapping) or set(doc) - {"status", "metadata"}:
+        return False
+    raw_metadata = doc.get("metadata")
+    metadata: dict[str, Any] = dict(raw_metadata) if isinstance(raw_metadata, Mapping) else {}
+    keys = set(map(str, status))
+    added = False
+    if keys & _RAYJOB_STATUS_KEYS:
+        job = {"kind": "RayJob", "metadata": {"name": "(pasted rayjob)", **metadata}, "status": status}
+        added = _add_kubernetes_object(job, "RayJob", found)
+        cluster_status = status.get("rayClusterStatus")
+        if isinstance(cluster_status, Mapping):
+            name = status.get("rayClusterName") or UNNAMED_RAYCLUSTER
+            cluster = {"kind": "RayCluster", "metadata": {"name": name}, "status": cluster_status}
+            added = _add_kubernetes_object(cluster, "RayCluster", found) or added
+    elif len(keys & _RAYCLUSTER_STATUS_KEYS) >= 2 or (keys & _RAYCLUSTER_STATUS_KEYS and "reason" in keys):
+        cluster = {
+            "kind": "RayCluster",
+            "metadata": {"name": UNNAMED_RAYCLUSTER, **metadata},
+            "status": status,
+        }
+        added = _add_kubernetes_object(cluster, "RayCluster", found)
+    elif isinstance(status.get("containerStatuses"), list):
+        pod = {"kind": "Pod", "metadata": {"name": UNNAMED_POD, **metadata}, "status": status}
+        added = _add_kubernetes_object(pod, "Pod", found)
+    return added
+
+
+_TERMINATION_KEYS = frozenset(
+    {"containerID", "exitCode", "finishedAt", "startedAt", "reason", "signal", "message"}
+)
+
+
+def _termination_fragment(doc: Mapping[str, Any], found: Found) -> bool:
+    """``.status.containerStatuses[0].lastState.terminated`` printed on its own (``yq``, jsonpath):
+    how a container died, exit code 137 and ``OOMKilled`` for one out of memory."""
+    if "exitCode" not in doc or not set(map(str, doc)) <= _TERMINATION_KEYS:
+        return False
+    terminated = {k: doc[k] for k in doc}
+    status = {
+        "name": "(unknown)",
+        "ready": False,
+        "restartCount": 0,
+        "state": {"terminated": terminated},
+        "lastState": {"terminated": terminated},
+    }
+    pod = {"kind": "Pod", "metadata": {"name": UNNAMED_POD}, "status": {"containerStatuses": [status]}}
+    return _add_kubernetes_object(pod, "Pod", found)
+
+
 def read_document(doc: object, found: Found, depth: int = 0) -> bool:
     """Add what one parsed document holds; False when nothing in it was recognised."""
     if depth > 3:
@@ -144,12 +220,7 @@ def read_document(doc: object, found: Found, depth: int = 0) -> bool:
     if isinstance(kind, str):
         return _add_kubernetes_object(doc, kind, found)
     if serve_status.looks_like_serve_status(doc):
-        apps = serve_status.serve_applications_from(doc)
-        for app in apps:
-            found.add_serve_application(app)
-        if apps:
-            found.recognise(serve_status.FORMAT)
-        return bool(apps)
+        return serve_status.read_serve_status(doc, found)
     if isinstance(doc.get("available_node_types"), Mapping) or node_types.looks_like_node_types(doc):
         types = node_types.node_types_from(doc)
         for node_type in types:
@@ -166,4 +237,7 @@ def read_document(doc: object, found: Found, depth: int = 0) -> bool:
         return _add_kubernetes_object(values, "RayCluster", found, HELM_VALUES_FORMAT)
     if isinstance(doc.get("spec"), Mapping) and isinstance(dig(doc, "spec", "containers"), list):
         return _add_kubernetes_object(doc, "Pod", found)
-    return False
+    if isinstance(doc.get("lastState"), Mapping) or isinstance(doc.get("terminated"), Mapping):
+        terminated = dig(doc, "lastState", "terminated") or doc.get("terminated")
+        return isinstance(terminated, Mapping) and _termination_fragment(terminated, found)
+    return _status_fragment(doc, found) or _termination_fragment(doc, found)

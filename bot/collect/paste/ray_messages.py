@@ -1,16 +1,32 @@
 """Messages Ray prints when work cannot be placed, and how to read a demand out of them.
 
-Three components speak here, each in its own notation:
+Several components speak here, each in its own notation:
 
-* the core worker's scheduling warning: ``The actor or task with ID … cannot be scheduled right
-  now. It requires {CPU: 1.000000}, {GPU: 1.000000} for placement, but this node only has remaining
-  {11.000000/12.000000 CPU, …, 1.000000/1.000000 node:192.168.178.28}`` (Ray 2.x moved the maps to
-  ``Required resources for this actor or task:`` and ``Available resources on this node:`` lines).
-  The remaining map is the only per-node figure many users ever paste, so it becomes a ``RayNode``;
-* the autoscaler: ``No available node types can fulfill resource request {...}`` and ``could not
-  find a node type to satisfy the request: [{...}, ...]`` (never satisfiable: infeasible), and
-  ``The following resource request cannot be scheduled right now: {...}`` (not now, maybe later);
-* Ray Tune: ``You asked for 3.0 CPUs and 1.0 GPUs per trial, but the cluster only has ...``;
+* the raylet's warnings about a task or actor that ``cannot be scheduled right now``. Two differ in
+  what Ray itself concluded: the "resource deadlock" warning (``...this is likely due to all cluster
+  resources being claimed by actors``; Ray 1.x put the maps in ``It requires {CPU: 1.000000} for
+  placement, but this node only has remaining {...}``, Ray 2.x in ``Required resources for this
+  actor or task:`` / ``for this lease:`` and ``Available resources on this node:`` lines) is printed
+  for work queued on a node that could run it, so its demand is marked ``reported_held``; the
+  infeasible warning (``...however the cluster currently cannot provide the requested resources``)
+  marks it infeasible. An ``available/total`` remaining map is the only per-node figure many users
+  ever paste, so it becomes a ``RayNode``;
+* the autoscaler: ``No available node types can fulfill resource request(s) {...}`` and ``could not
+  find a node type to satisfy the request: [{...}, ...]`` (no node type could ever hold it), and
+  v1's ``Warning: The following resource request cannot be scheduled right now: {...}. This is
+  likely due to all cluster resources being claimed by actors`` (it fits a node type, but the
+  cluster is full of actors: held);
+* Ray Tune and Train: ``You asked for 3.0 CPUs and 1.0 GPUs per trial, but the cluster only has
+  ...``, the pre-1.0 ``TuneError: Insufficient cluster resources to launch trial: trial requested
+  ... but the cluster has only ...``, Train v2's ``The worker group requires {"GPU": 2} but the
+  cluster only has a maximum of {"GPU": 1}``, and the ``== Status ==`` table's ``Resources
+  requested: 0/8 CPUs, 0/0 GPUs, ...`` / ``Logical resource usage: 4.0/8 CPUs, 0/0 GPUs`` line, which
+  gives the cluster's totals;
+* Ray Serve's controller: ``Deployment 'X' in application 'Y' has 2 replicas that have taken more
+  than 30s to be scheduled. ... Resources required for each replica: {...}, total resources
+  available: {...}``;
+* Ray before 0.5: ``Could not find a node with enough GPUs or other resources to create this
+  actor. The local scheduler information is [{... 'NumCPUs': 32.0, 'NumGPUs': 1.0 ...}]``;
 * the raylet/GCS client and ``ray start``: connection failures and version mismatches, kept as
   text for the connectivity rules.
 
@@ -21,30 +37,52 @@ here take whatever part is present.
 
 from __future__ import annotations
 
+import json
 import re
 
-from bot.collect.paste.found import Found
-from bot.collect.paste.ray_resources import find_maps, node_ip_from_resources, parse_amount, parse_usage
+from bot.collect.paste.found import Found, RayStatusFigures
+from bot.collect.paste.ray_resources import (
+    find_maps,
+    node_ip_from_resources,
+    parse_amount,
+    parse_usage,
+)
 from bot.snapshot.ray import Demand, RayNode
 
 SCHEDULER_FORMAT = "ray scheduling warning"
 AUTOSCALER_FORMAT = "ray autoscaler message"
 CONNECTION_FORMAT = "ray connection messages"
 TUNE_FORMAT = "ray tune resource warning"
+TUNE_STATUS_FORMAT = "ray tune status table"
+SERVE_FORMAT = "ray serve controller message"
+LEGACY_FORMAT = "ray legacy scheduler error"
+FRAMEWORK_FORMAT = "resource check of a framework on ray"
 
 _STARTERS = (
     "cannot be scheduled right now",
     "No available node types can fulfill",
     "could not find a node type to satisfy",
     "Version mismatch",
+    "Insufficient cluster resources to launch",
+    "replicas that have taken more than",
+    "Could not find a node with enough GPUs",
+    "not have enough resources to launch workers",
 )
 _LOG_PREFIX = re.compile(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d|\(\w[\w ,=+.:-]*\)\s|[IWEF]\d{4}\s|(?:WARNING|ERROR|INFO|DEBUG)\b|\$\s)"
 )
 _YAML_KEY_ONLY = re.compile(r"^\s*[\w.-]+:\s*$")
 
-_REQUIRES = ("It requires ", "Required resources for this actor or task:")
+_REQUIRES = (
+    "It requires ",
+    "Required resources for this actor or task:",
+    "Required resources for this lease:",
+    "Required resources for this task:",
+)
 _REMAINING = ("this node only has remaining ", "Available resources on this node:")
+# The raylet's "resource deadlock" warning: the work is queued on a node that could run it.
+_HELD_SIGNS = ("claimed by actors", "only has remaining")
+_RAYLET_INFEASIBLE = "cluster currently cannot provide the requested resources"
 _INFEASIBLE = ("No available node types can fulfill", "could not find a node type to satisfy")
 _NOT_NOW = "following resource request cannot be scheduled right now"
 _MAX_SHAPES = 50
@@ -55,11 +93,55 @@ _CONNECTION = re.compile(
     r"could not connect to (?:the )?(?:ray )?cluster|could not find any running ray instance|"
     r"\bray start\b.{0,2000}--address"
 )
-# Ray Tune's insufficient-resources warning: the per-trial request, with the cluster's figures.
+_NUM = r"\d+(?:\.\d+)?"
+# Tune's and Train's insufficient-resources warnings (Ray 1.x-2.x): the request with the totals.
 _TUNE = re.compile(
-    r"You asked for (?P<cpu>[\d.]+) CPUs? and (?P<gpu>[\d.]+) GPUs? per trial, but the cluster only has "
-    r"(?P<have_cpu>[\d.]+) CPUs? and (?P<have_gpu>[\d.]+) GPUs?"
+    rf"You asked for (?P<cpu>{_NUM}) (?:CPU|cpu)s? and (?P<gpu>{_NUM}) (?:GPU|gpu)s?(?: per trial)?, but the "
+    rf"cluster only has (?P<have_cpu>{_NUM}) (?:CPU|cpu)s? and (?P<have_gpu>{_NUM}) (?:GPU|gpu)s?"
 )
+# Tune before 1.0 raised this instead of queueing the trial.
+_TUNE_LEGACY = re.compile(
+    r"Insufficient cluster resources to launch trial: trial requested (?P<asked>.{1,400}?) "
+    r"but the cluster has only (?P<have>.{1,400}?)(?:\.\s+[A-Z]|\.?\s*$)"
+)
+_TUNE_ITEM = re.compile(rf"(?P<amount>{_NUM})\s*(?P<unit>[KMGT]i?B)?\s+(?P<name>[A-Za-z_][\w:.-]*)")
+# Train v2: the whole worker group against the largest cluster the autoscaler may build.
+_TRAIN_GROUP = re.compile(
+    rf'The worker group requires \{{"(?P<name>[^"]{{1,100}})": (?P<need>{_NUM})\}} but the cluster '
+    rf'only has a maximum of \{{"(?P=name)": (?P<have>{_NUM})\}}'
+)
+# ``== Status ==`` tables: ``Resources requested: 4/8 CPUs, 0/0 GPUs, 0.0/6.4 GiB heap, ...``
+# (Ray 0.x-1.x) and ``Logical resource usage: 4.0/8 CPUs, 0/0 GPUs (0.0/1.0 accelerator_type:T4)``.
+_TUNE_USAGE = re.compile(r"(?:Resources requested|Logical resource usage): (?P<body>.{1,2000})")
+_TUNE_USAGE_ITEM = re.compile(
+    rf"(?P<used>{_NUM})\s*(?:[KMGT]i?B)?\s*/\s*(?P<total>{_NUM})\s*(?P<unit>[KMGT]i?B)?\s+(?P<name>[A-Za-z_][\w:.-]*)"
+)
+_TUNE_NAMES = {
+    "CPUs": "CPU",
+    "CPU": "CPU",
+    "GPUs": "GPU",
+    "GPU": "GPU",
+    "heap": "memory",
+    "objects": "object_store_memory",
+}
+# Serve's controller: replicas waiting for a node (``deployment_state.py``, Ray 2.x).
+_SERVE_PENDING = re.compile(
+    r"Resources required for each replica: (?P<required>\[.{0,2000}?\]|\{.{0,2000}?\}), "
+    r"(?:total )?resources available: (?P<available>\{.{0,2000}?\})"
+)
+# Frameworks on Ray that check free resources before they start: AReaL (``Required: 16 CPU, 4 GPU,
+# 351.56 GB memory. Available: 80.0 CPU, 8.0 GPU, 255.89 GB memory``, the cluster's totals), verl
+# and vLLM (what is free now: the totals are not printed, so the GPUs may be held or missing).
+_FRAMEWORK_TOTALS = re.compile(
+    r"not have enough resources to launch workers\. Required: (?P<need>.{1,300}?)\. "
+    r"Available: (?P<have>.{1,300}?)(?:\.\s|\.?$)"
+)
+_FRAMEWORK_FREE = re.compile(
+    rf"Total available GPUs (?P<have>{_NUM}) is less than total desired GPUs (?P<need>{_NUM})|"
+    r"Current node has no GPU available"
+)
+_LEGACY_ACTOR = "Could not find a node with enough GPUs or other resources to create this actor"
+_LEGACY_KEYS = {"NumCPUs": "CPU", "NumGPUs": "GPU"}
 _VERSION = re.compile(r"\bray, version (\d+\.\d+\.\d+\S*)")
 
 
@@ -129,7 +211,7 @@ def _remaining_node(text: str) -> RayNode | None:
     )
 
 
-def _demands_after(text: str, opener: str, infeasible: bool) -> list[Demand]:
+def _demands_after(text: str, opener: str, infeasible: bool, held: bool = False) -> list[Demand]:
     segment = text[text.find(opener) + len(opener) :]
     placement = "placement group" in segment[:200]
     counts: dict[str, tuple[dict[str, float], int]] = {}
@@ -157,9 +239,166 @@ def _demands_after(text: str, opener: str, infeasible: bool) -> list[Demand]:
             )
         ]
     return [
-        Demand(shape=shape, count=count, kind="task_or_actor", infeasible=infeasible, source_text=text)
+        Demand(
+            shape=shape,
+            count=count,
+            kind="task_or_actor",
+            infeasible=infeasible,
+            reported_held=held,
+            source_text=text,
+        )
         for shape, count in counts.values()
     ]
+
+
+def _set_cluster_totals(found: Found, totals: dict[str, float], used: dict[str, float]) -> None:
+    """Cluster-wide totals from a Tune or Train message; a pasted ``ray status`` says more."""
+    if not totals:
+        return
+    if found.ray_status is None:
+        found.ray_status = RayStatusFigures(totals=totals, used=used)
+    elif not found.ray_status.totals:
+        found.ray_status.totals = totals
+        found.ray_status.used = used
+
+
+def _tune_items(text: str) -> dict[str, float]:
+    """``11 CPUs, 1 GPUs, 1.37 GiB heap, 0.44 GiB objects`` → Ray's resource names and units."""
+    shape: dict[str, float] = {}
+    for item in _TUNE_ITEM.finditer(text):
+        name = _TUNE_NAMES.get(item.group("name"), item.group("name"))
+        amount = parse_amount(item.group("amount"), item.group("unit"))
+        if amount is not None:
+            shape[name] = amount
+    return shape
+
+
+def _read_tune(text: str, found: Found) -> bool:
+    recognised = False
+    if tune := _TUNE.search(text):
+        cpu, gpu = parse_amount(tune.group("cpu")) or 0.0, parse_amount(tune.group("gpu")) or 0.0
+        # A trial (or a Train run) reserves its resources as one placement group; the bundles are
+        # not printed, so the shape is the whole request.
+        found.add_demand(Demand(shape={"CPU": cpu, "GPU": gpu}, kind="placement_group", source_text=text))
+        have_cpu, have_gpu = parse_amount(tune.group("have_cpu")), parse_amount(tune.group("have_gpu"))
+        _set_cluster_totals(found, {"CPU": have_cpu or 0.0, "GPU": have_gpu or 0.0}, {})
+        recognised = True
+    if legacy := _TUNE_LEGACY.search(text):
+        asked = {k: v for k, v in _tune_items(legacy.group("asked")).items() if k in ("CPU", "GPU") or v}
+        have = _tune_items(legacy.group("have"))
+        have.setdefault("GPU", 0.0)
+        if asked:
+            found.add_demand(Demand(shape=asked, kind="placement_group", infeasible=True, source_text=text))
+        _set_cluster_totals(found, have, {})
+        recognised = True
+    if group := _TRAIN_GROUP.search(text):
+        name = group.group("name")
+        wanted, largest = parse_amount(group.group("need")), parse_amount(group.group("have"))
+        if wanted:
+            found.add_demand(Demand(shape={name: wanted}, kind="placement_group", source_text=text))
+            _set_cluster_totals(found, {name: largest or 0.0}, {})
+        recognised = True
+    if usage := _TUNE_USAGE.search(text):
+        totals: dict[str, float] = {}
+        used: dict[str, float] = {}
+        for item in _TUNE_USAGE_ITEM.finditer(usage.group("body")):
+            name = _TUNE_NAMES.get(item.group("name"), item.group("name"))
+            total = parse_amount(item.group("total"), item.group("unit"))
+            spent = parse_amount(item.group("used"), item.group("unit"))
+            if total is not None:
+                totals[name], used[name] = total, spent or 0.0
+        if "CPU" in totals:
+            _set_cluster_totals(found, totals, used)
+            found.recognise(TUNE_STATUS_FORMAT)
+            return True
+    if recognised:
+        found.recognise(TUNE_FORMAT)
+    return recognised
+
+
+def _read_framework(text: str, found: Found) -> bool:
+    recognised = False
+    if match := _FRAMEWORK_TOTALS.search(text):
+        need = _tune_items(match.group("need"))
+        if need:
+            found.add_demand(Demand(shape=need, kind="placement_group", source_text=text))
+            _set_cluster_totals(found, _tune_items(match.group("have")), {})
+            recognised = True
+    if match := _FRAMEWORK_FREE.search(text):
+        need_text = match.group("need")
+        gpus = (parse_amount(need_text) if need_text else None) or 1.0
+        found.add_demand(
+            Demand(shape={"GPU": gpus}, kind="placement_group", reported_held=True, source_text=text)
+        )
+        recognised = True
+    if recognised:
+        found.recognise(FRAMEWORK_FORMAT)
+    return recognised
+
+
+def _json_shape(text: str) -> dict[str, float] | list[dict[str, float]] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        # Serve before 2.0 printed Python reprs (``{'CPU': 1}``).
+        maps = [m.shape for m in find_maps(text)[:100]]
+        if text.startswith("["):
+            return maps
+        return maps[0] if maps else None
+    if isinstance(value, dict):
+        return {str(k): float(v) for k, v in value.items() if isinstance(v, int | float)}
+    if isinstance(value, list):
+        return [
+            {str(k): float(v) for k, v in item.items() if isinstance(v, int | float)}
+            for item in value[:100]
+            if isinstance(item, dict)
+        ]
+    return None
+
+
+def _read_serve(text: str, found: Found) -> bool:
+    """Replicas that no node accepted: a demand, unless what is free now would already fit it."""
+    match = _SERVE_PENDING.search(text)
+    if match is None:
+        return False
+    found.recognise(SERVE_FORMAT)
+    required = _json_shape(match.group("required"))
+    available = _json_shape(match.group("available"))
+    free = available if isinstance(available, dict) else {}
+    if isinstance(required, dict) and required:
+        # What is free is summed over the whole cluster: when it would fit, yet the replica has
+        # waited, no single node has that much (or a runtime env is still installing). When it does
+        # not fit, the resources may be held or missing; ``ray.available_resources()`` leaves out
+        # what is used up and the totals are not printed, so Ray's "claimed" reading is kept.
+        fits_cluster = all(free.get(k, 0.0) + 1e-9 >= v for k, v in required.items())
+        found.add_demand(
+            Demand(shape=required, kind="actor", reported_held=not fits_cluster, source_text=text)
+        )
+    elif isinstance(required, list) and required:
+        total: dict[str, float] = {}
+        for bundle in required:
+            for key, value in bundle.items():
+                total[key] = total.get(key, 0.0) + value
+        found.add_demand(
+            Demand(
+                shape=total, kind="placement_group", bundles=required, reported_held=True, source_text=text
+            )
+        )
+    return True
+
+
+def _read_legacy_actor(text: str, found: Found) -> bool:
+    """Ray 0.x: the local schedulers' totals; the actor asked for at least one GPU."""
+    at = text.find(_LEGACY_ACTOR)
+    if at < 0:
+        return False
+    found.recognise(LEGACY_FORMAT)
+    for item in find_maps(text[at:])[:200]:
+        total = {_LEGACY_KEYS[k]: v for k, v in item.shape.items() if k in _LEGACY_KEYS}
+        if total:
+            found.add_ray_node(RayNode(resources_total=total))
+    found.add_demand(Demand(shape={"GPU": 1.0}, kind="actor", reported_held=True, source_text=text))
+    return True
 
 
 def read_message(text: str, found: Found) -> bool:
@@ -169,8 +408,18 @@ def read_message(text: str, found: Found) -> bool:
         "actor or task" in text or "It requires" in text or "Required resources" in text
     ):
         shape = _required_shape(text)
+        infeasible = _RAYLET_INFEASIBLE in text
+        held = not infeasible and any(sign in text for sign in _HELD_SIGNS)
         if shape:
-            found.add_demand(Demand(shape=shape, kind="task_or_actor", source_text=text))
+            found.add_demand(
+                Demand(
+                    shape=shape,
+                    kind="task_or_actor",
+                    infeasible=infeasible,
+                    reported_held=held,
+                    source_text=text,
+                )
+            )
         node = _remaining_node(text)
         if node is not None:
             found.add_ray_node(node)
@@ -184,17 +433,16 @@ def read_message(text: str, found: Found) -> bool:
             recognised = True
             break
     if _NOT_NOW in text:
-        for demand in _demands_after(text, _NOT_NOW, infeasible=False):
+        # Autoscaler v1 prints this only for requests some node type fits, once the raylets
+        # report the cluster full of actors.
+        for demand in _demands_after(text, _NOT_NOW, infeasible=False, held="claimed by actors" in text):
             found.add_demand(demand)
         found.recognise(AUTOSCALER_FORMAT)
         recognised = True
-    if tune := _TUNE.search(text):
-        cpu, gpu = parse_amount(tune.group("cpu")), parse_amount(tune.group("gpu"))
-        shape = {"CPU": cpu or 0.0, "GPU": gpu or 0.0}
-        # A trial reserves its resources as one placement group; its bundles are not printed.
-        found.add_demand(Demand(shape=shape, kind="placement_group", source_text=text))
-        found.recognise(TUNE_FORMAT)
-        recognised = True
+    recognised = _read_tune(text, found) or recognised
+    recognised = _read_serve(text, found) or recognised
+    recognised = _read_legacy_actor(text, found) or recognised
+    recognised = _read_framework(text, found) or recognised
     if _CONNECTION.search(text.lower()):
         found.recognise(CONNECTION_FORMAT)
         recognised = True

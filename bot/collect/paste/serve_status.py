@@ -5,12 +5,18 @@ problem from the outside (nothing answers), and its ``message`` usually names th
 Ray 2.4+ prints ``applications: <name>: {status, message, deployments: {<name>: {status,
 replica_states, message}}}``; Ray 2.0-2.3 printed one ``app_status`` and a ``deployment_statuses``
 list. Both become ``ServeApplication`` objects.
+
+A deployment's ``message`` is the controller's own warning, so it is read like a loose line too:
+``... replicas that have taken more than 30s to be scheduled ... Resources required for each
+replica: {...}`` becomes a demand, and the message is kept as text for the phrase rules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bot.collect.paste import ray_messages
+from bot.collect.paste.found import Found
 from bot.snapshot.ray import ServeApplication, ServeDeployment
 
 FORMAT = "serve status"
@@ -82,3 +88,18 @@ def serve_applications_from(doc: object) -> list[ServeApplication]:
             )
         )
     return apps
+
+
+def read_serve_status(doc: Mapping[object, object], found: Found) -> bool:
+    """Add the applications of one ``serve status`` document, and what their messages say."""
+    apps = serve_applications_from(doc)
+    for app in apps:
+        found.add_serve_application(app)
+        for message in [app.message, *(d.message for d in app.deployments)]:
+            text = " ".join(str(message).split())
+            if text:
+                ray_messages.read_message(text, found)
+                found.add_text(text)
+    if apps:
+        found.recognise(FORMAT)
+    return bool(apps)

@@ -26,8 +26,8 @@ _MANIFEST = re.compile(r"^(?:apiVersion|kind):\s*\S")
 _DOC_MARKER = re.compile(r"^---\s*$")
 _TOP_KEYS = re.compile(
     r"^(?:available_node_types|cluster_name|head_node_type|max_workers|provider|idle_timeout_minutes|"
-    r"upscaling_speed|headGroupSpec|workerGroupSpecs|rayVersion|metadata|spec|items|head|worker|"
-    r"additionalWorkerGroups):(?:\s|$)"
+    r"upscaling_speed|headGroupSpec|workerGroupSpecs|rayVersion|metadata|spec|status|items|head|worker|"
+    r"additionalWorkerGroups|containerStatuses|lastState|containerID|exitCode):(?:\s|$)"
 )
 _SERVE_KEYS = re.compile(r"^(?:applications|proxies|app_status|deployment_statuses|target_capacity):(?:\s|$)")
 _INDENTED_KEYS = re.compile(
@@ -95,6 +95,9 @@ def start_kind(lines: Sequence[str], i: int) -> str | None:
 
 _FAMILIES = {
     **dict.fromkeys(("apiVersion", "kind", "metadata", "spec", "status", "items"), "kubernetes"),
+    **dict.fromkeys(
+        ("containerID", "exitCode", "finishedAt", "startedAt", "reason", "signal"), "termination"
+    ),
     **dict.fromkeys(
         ("applications", "proxies", "app_status", "deployment_statuses", "target_capacity"), "serve"
     ),

@@ -1,0 +1,70 @@
+"""What makes a Kubernetes node a GPU node: decided here once, for every layer.
+
+The verdict line, the health post, the capacity chart, the collectors (which read device-plugin
+Pods only where GPU nodes exist) and the detectors all ask the same question; when each answered it
+its own way, one demo cluster had two GPU nodes in Slack and three in the health post.
+
+A node is a GPU node when Kubernetes advertises GPUs on it (``nvidia.com/gpu`` or the legacy
+``alpha.kubernetes.io/nvidia-gpu`` in capacity or allocatable), or when it is *marked* as one: a
+GPU label (NVIDIA's feature discovery, GKE, Karpenter, EKS) or the ``nvidia.com/gpu`` taint. A node
+that is marked but advertises nothing is exactly the node cause 3 is about, so both count.
+"""
+
+from __future__ import annotations
+
+from bot.snapshot.kubernetes import GPU_RESOURCE, Node
+
+LEGACY_GPU_RESOURCE = "alpha.kubernetes.io/nvidia-gpu"
+GPU_RESOURCES = (GPU_RESOURCE, LEGACY_GPU_RESOURCE)
+# Label keys whose presence marks a GPU node (a value of "false" or "0" unmarks it).
+GPU_NODE_LABELS = (
+    "nvidia.com/gpu.present",
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.count",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "k8s.amazonaws.com/accelerator",
+)
+# Label keys that name a GPU model; a selector on one of them is part of the GPU-type chain.
+GPU_MODEL_LABELS = (
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.machine",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "k8s.amazonaws.com/accelerator",
+    "accelerator",
+    "gpu-type",
+    "gpu.nvidia.com/class",
+)
+_OFF = ("false", "0")
+
+
+def marked_as_gpu_node(node: Node) -> bool:
+    """A GPU label or the GPU taint, whatever the node advertises."""
+    if any(key in node.labels and node.labels[key] not in _OFF for key in GPU_NODE_LABELS):
+        return True
+    return any(taint.key == GPU_RESOURCE for taint in node.taints)
+
+
+def advertised_gpus(node: Node) -> float:
+    """GPUs Kubernetes offers on the node: allocatable, else capacity, of either resource name."""
+    return sum(node.allocatable.get(name, node.capacity.get(name, 0.0)) for name in GPU_RESOURCES)
+
+
+def is_gpu_node(node: Node) -> bool:
+    return advertised_gpus(node) > 0 or marked_as_gpu_node(node)
+
+
+def gpu_label(node: Node) -> tuple[str, str]:
+    """What marks a node as a GPU node: a GPU label, else the GPU taint, else a legacy GPU resource."""
+    for key in GPU_NODE_LABELS:
+        if key in node.labels:
+            return key, node.labels[key]
+    if any(t.key == GPU_RESOURCE for t in node.taints):
+        return "taint", GPU_RESOURCE
+    if LEGACY_GPU_RESOURCE in node.allocatable or LEGACY_GPU_RESOURCE in node.capacity:
+        return "resource", LEGACY_GPU_RESOURCE
+    if GPU_RESOURCE in node.allocatable or GPU_RESOURCE in node.capacity:
+        return "resource", GPU_RESOURCE
+    return "", ""

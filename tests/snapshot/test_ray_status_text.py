@@ -1,0 +1,240 @@
+"""The one ``ray status`` reader, on text Ray printed: recorded clusters and pastes from threads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.collect.paste import parse_paste
+from bot.snapshot.from_ray import ray_state
+from bot.snapshot.quantity import parse_byte_size
+from bot.snapshot.ray import Demand, RayState
+from bot.snapshot.ray_status_text import RayStatusText, parse_status_text
+from tests.support.corpus import CORPUS
+
+GIB = 2**30
+MIB = 2**20
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ray"
+RECORDED = CORPUS / "recorded"
+
+
+def dashboard_text(scenario: str) -> str:
+    raw = json.loads((FIXTURES / scenario / "cluster_status_formatted.json").read_text())
+    return str(raw["data"]["clusterStatus"])
+
+
+def recorded(name: str) -> str:
+    return (RECORDED / name).read_text(encoding="utf-8")
+
+
+def thread(path: str) -> str:
+    return (CORPUS / path).read_text(encoding="utf-8")
+
+
+def read(text: str) -> RayStatusText:
+    return parse_status_text(text.splitlines())
+
+
+def demand_facts(demands: list[Demand]) -> list[tuple[object, ...]]:
+    return [(d.kind, d.shape, d.bundles, d.strategy, d.count, d.source_text) for d in demands]
+
+
+# --- units: what Ray means by its suffixes -------------------------------------------------------
+
+
+def test_binary_suffixes_are_powers_of_1024_and_decimal_ones_powers_of_1000() -> None:
+    assert parse_byte_size("1.50", "GiB") == 1.5 * GIB
+    assert parse_byte_size("381.47", "MiB") == round(381.47 * MIB)
+    assert parse_byte_size("214.59", "KiB") == round(214.59 * 1024)
+    assert parse_byte_size("2.00", "GB") == 2_000_000_000
+    assert parse_byte_size("0", "B") == 0.0
+    assert parse_byte_size("2", "XB") is None
+
+
+def test_memory_lines_of_every_layout_are_read_in_bytes() -> None:
+    # Ray 2.x formats memory with format_memory (binary units, two decimals) ...
+    live = read(dashboard_text("broken"))
+    assert live.totals["memory"] == round(89.22 * GIB)
+    assert live.used["object_store_memory"] == round(214.59 * 1024)
+    assert live.totals["object_store_memory"] == round(381.47 * MIB)
+    # ... and Ray 1.x as "0.00/30.544 GiB", one unit after both numbers.
+    old = read(thread("found-ray-resources-2/modin-5245-tune-trials-reserve-cpus-modin-tasks-pending.txt"))
+    assert old.totals["memory"] == round(30.544 * GIB) and old.used["memory"] == 0.0
+
+
+def test_a_float_repr_in_the_usage_is_still_a_number() -> None:
+    status = read(dashboard_text("healthy"))  # " 0.5999999999999996/7.0 CPU"
+    assert status.used["CPU"] == pytest.approx(0.6) and status.totals["CPU"] == 7.0
+
+
+# --- one reader for both paths -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scenario", ["broken", "broken-autoscaler-v2", "healthy"])
+def test_a_pasted_status_and_the_dashboards_text_give_the_same_figures(scenario: str) -> None:
+    text = dashboard_text(scenario)
+    pasted = parse_paste(text).ray
+    live = ray_state({"cluster_status_formatted": {"data": {"clusterStatus": text}}})
+
+    assert pasted is not None
+    assert pasted.totals == live.totals and pasted.used == live.used
+    assert demand_facts(pasted.demands) == demand_facts(live.demands)
+    assert pasted.node_groups == live.node_groups
+    assert pasted.pending_nodes == live.pending_nodes
+    assert pasted.recent_failures == live.recent_failures
+    assert pasted.node_count == live.node_count == 4
+
+
+def test_a_placement_group_demand_asks_the_sum_of_its_bundles_whichever_way_it_was_read() -> None:
+    text = dashboard_text("broken-autoscaler-v2")
+    structured = {
+        "load_metrics_report": {"pg_demand": [[{"strategy": "PACK", "bundles": [[{"GPU": 1.0}, 2]]}, 1]]}
+    }
+    readings = [
+        parse_paste(text).ray,
+        ray_state({"cluster_status_formatted": {"data": {"clusterStatus": text}}}),
+        ray_state({"cluster_status": structured}),
+    ]
+    shapes = [[d.shape for d in ray.demands if d.kind == "placement_group"] for ray in readings if ray]
+    assert shapes == [[{"GPU": 2.0, "CPU": 2.0}], [{"GPU": 2.0, "CPU": 2.0}], [{"GPU": 2.0}]]
+
+
+# --- sections of every layout --------------------------------------------------------------------
+
+
+def test_from_request_resources_does_not_stop_the_demands_below_it() -> None:
+    status = read(recorded("v1-request-resources-ray-status.txt"))
+    kinds = {d.kind: d for d in status.demands}
+    assert kinds["request"].shape == {"GPU": 2.0}
+    assert kinds["request"].source_text == "{'GPU': 2}: 1 from request_resources()"
+    assert kinds["task_or_actor"].shape == {"CPU": 1.0, "GPU": 2.0}
+    assert status.leftover == []
+
+
+def test_node_status_counts_nodes_and_keeps_only_named_groups() -> None:
+    status = read(recorded("v1-healthy-ray-status.txt"))
+    assert status.node_count == 3
+    assert status.node_groups == {}  # a plain `ray start` cluster: one node_<id> "type" per node
+    assert status.demands == [] and status.recent_failures == [] and status.pending_nodes == []
+    assert not status.verbose
+
+
+def test_plain_status_hides_accelerator_types_and_verbose_shows_them() -> None:
+    plain = read(recorded("v1-held-a100-ray-status.txt"))
+    verbose = read(recorded("v1-held-a100-ray-status-v.txt"))
+    assert "accelerator_type:A100" not in plain.totals
+    assert verbose.totals["accelerator_type:A100"] == 1.0 and verbose.used["accelerator_type:A100"] == 1.0
+    (a100,) = [n for n in verbose.nodes if "accelerator_type:A100" in n.resources_total]
+    assert a100.resources_available is not None
+    assert a100.resources_available["GPU"] == 0.0 and a100.resources_available["accelerator_type:A100"] == 0.0
+
+
+def test_verbose_node_count_comes_from_node_status_not_from_the_blocks() -> None:
+    text = recorded("v1-healthy-ray-status-v.txt")
+    status = read(text)
+    assert status.node_count == 3 and len(status.nodes) == 3
+    assert all(n.node_id and n.node_type is None for n in status.nodes)
+    # Cut after the first node block: the count is still the cluster's.
+    cut = text[: text.index("Node:", text.index("Node:") + 1)]
+    assert read(cut).node_count == 3 and len(read(cut).nodes) == 1
+    ray = parse_paste(cut).ray
+    assert ray is not None and ray.node_count == 3
+
+
+def test_autoscaler_v2_verbose_blocks_take_their_node_id_from_the_id_line() -> None:
+    status = read(recorded("v2-healthy-ray-status-v.txt"))
+    assert status.node_count == 3 and len(status.nodes) == 3
+    for node in status.nodes:
+        assert node.node_id is not None and len(node.node_id) == 56
+        assert node.resources_total["CPU"] == 2.0
+
+
+def test_tasks_inside_placement_groups_and_reserved_usage() -> None:
+    status = read(thread("found-ray-resources-2/modin-5245-tune-trials-reserve-cpus-modin-tasks-pending.txt"))
+    assert status.used["CPU"] == 3.0 and status.totals["CPU"] == 4.0
+    (demand,) = status.demands
+    assert demand.shape == {"CPU": 1.0} and demand.count == 16
+    assert status.node_count == 1
+
+
+def test_strict_pack_placement_group_line() -> None:
+    (demand,) = read(recorded("v1-strict-pack-ray-status.txt")).demands
+    assert demand.kind == "placement_group" and demand.strategy == "STRICT_PACK"
+    assert demand.bundles == [{"CPU": 2.0}, {"CPU": 2.0}]
+    assert demand.largest_single_request == {"CPU": 4.0}
+
+
+def test_ray_1_x_without_node_types_lists_node_totals() -> None:
+    # Ray 1.x's format_info_string_no_node_types; no Ray that prints it can be installed here.
+    line = " 1 node(s) with resources: {'CPU': 4.0, 'GPU': 1.0, 'node:10.0.0.5': 1.0}"
+    status = read("\n".join(["======== Cluster status: 2021-01-05 10:00:00 ========", "Node status", line]))
+    assert status.node_count == 1
+    (node,) = status.nodes
+    assert node.node_ip == "10.0.0.5" and node.resources_total["GPU"] == 1.0
+
+
+# --- robustness ----------------------------------------------------------------------------------
+
+
+def test_a_line_it_does_not_understand_costs_only_that_line() -> None:
+    text = dashboard_text("broken")
+    marker = " {'CPU': 1.0, 'GPU': 4.0}"
+    broken = text.replace(marker, " ~~ something pasted in the middle ~~\n" + marker)
+    whole, spoiled = read(text), read(broken)
+    assert demand_facts(spoiled.demands) == demand_facts(whole.demands)
+    assert spoiled.totals == whole.totals
+    assert spoiled.leftover == [" ~~ something pasted in the middle ~~"]
+
+
+def test_a_status_run_onto_one_line_is_cut_back_into_its_lines() -> None:
+    text = recorded("v1-request-resources-ray-status.txt")
+    flat = "Ray status output shows no issues: " + " ".join(text.split())
+    whole, flattened = read(text), read(flat)
+    assert flattened.node_count == whole.node_count == 3
+    assert flattened.totals == whole.totals and flattened.used == whole.used
+    assert [(d.kind, d.shape, d.count) for d in flattened.demands] == [
+        (d.kind, d.shape, d.count) for d in whole.demands
+    ]
+    ray = parse_paste(flat).ray
+    assert ray is not None and len(ray.demands) == 2
+
+
+@pytest.mark.parametrize("prefix", ["0: ", "> ", "(head) "])
+def test_a_prefix_on_every_line_is_taken_off(prefix: str) -> None:
+    text = recorded("v1-gpu2-task-ray-status.txt")
+    prefixed = "\n".join(prefix + line for line in text.splitlines())
+    whole = read(text)
+    assert read(prefixed).demands == whole.demands and read(prefixed).totals == whole.totals
+    ray = parse_paste(prefixed).ray
+    assert ray is not None and ray.node_count == 3 and ray.totals == whole.totals
+
+
+def test_every_recorded_status_is_read_without_leftovers() -> None:
+    files = sorted(RECORDED.glob("*-ray-status*.txt"))
+    assert len(files) >= 12
+    for path in files:
+        status = read(path.read_text(encoding="utf-8"))
+        assert status.leftover == [], path.name
+        assert status.node_count == 3, path.name
+        assert status.verbose == path.name.endswith("-v.txt"), path.name
+
+
+@given(st.lists(st.text(max_size=60), max_size=30))
+def test_any_lines_give_a_status(lines: list[str]) -> None:
+    assert isinstance(parse_status_text(lines), RayStatusText)
+
+
+def test_parse_status_text_is_what_the_live_path_uses() -> None:
+    state = ray_state({"cluster_status_formatted": dashboard_text("broken")})
+    assert isinstance(state, RayState) and len(state.demands) == len(read(dashboard_text("broken")).demands)
+
+
+def test_a_markdown_quote_with_bare_quote_lines_is_one_block() -> None:
+    text = recorded("v1-gpu2-task-ray-status.txt")
+    quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
+    ray = parse_paste(quoted).ray
+    assert ray is not None and ray.node_count == 3 and len(ray.demands) == 1
