@@ -424,7 +424,7 @@ def test_mention_in_a_thread_is_answered_in_that_thread_once(tmp_path: Path, sla
 
 def test_incident_channel_paste_gets_an_explanation(tmp_path: Path, slack: SlackWebAPI) -> None:
     paste = (
-        Path(__file__).resolve().parents[1] / "cases" / "ray-gpu-driver-error" / "fires-raylet-nvml.txt"
+        Path(__file__).resolve().parents[1] / "cases" / "ray-gpu-driver-error" / "fires" / "raylet-nvml.txt"
     ).read_text()
     with running_bot(tmp_path, slack, scenarios.healthy()) as (url, _):
         quiet = event_callback_body(

@@ -3,7 +3,7 @@
 ``fires`` scenarios change the healthy cluster by one fault and must make the rule fire on the
 named subject; ``quiet`` scenarios are near misses (the same shape without the fault) where the
 rule must stay silent. The rule meta-test requires at least one of each for every rule; pasted
-text cases live beside them as files in ``tests/cases/<rule-id>/``.
+text cases live beside them as files in ``tests/cases/<rule-id>/{fires,quiet}/``.
 
 Every FailedScheduling message below is written as kube-scheduler would print it for the nodes of
 that scenario, and the fit explainer is checked against each one.
