@@ -118,6 +118,16 @@ def drive_held_a100(ray: Any) -> list[Any]:
     return [first, holder.options(name="a100-waiter", **a100).remote()]
 
 
+def drive_held_all_a100(ray: Any) -> list[Any]:
+    """Actors hold both GPUs, the A100 among them; a second A100 actor waits (cause 5)."""
+    holder = ray.remote(Holder)
+    a100 = {"num_gpus": 1, "resources": {"accelerator_type:A100": 1}}
+    first = holder.options(name="a100-holder", **a100).remote()
+    other = holder.options(name="t4-holder", num_gpus=1, resources={"accelerator_type:T4": 1}).remote()
+    ray.get([first.ready.remote(), other.ready.remote()], timeout=120)
+    return [first, other, holder.options(name="a100-waiter", **a100).remote()]
+
+
 def drive_gpu2_task(ray: Any) -> list[Any]:
     """A task asks 2 GPUs; the cluster has 2 but no node more than 1 (cause 6)."""
     return [ray.remote(work).options(name="train-step-gpu2", num_gpus=2).remote()]
@@ -165,6 +175,33 @@ def drive_after_leftover(ray: Any) -> list[Any]:
     return [task.remote()]
 
 
+def drive_pg_held(ray: Any) -> list[Any]:
+    """A CREATED placement group reserves both GPUs and runs nothing; a one-GPU task waits (cause 5)."""
+    from ray.util.placement_group import placement_group
+
+    group = placement_group(
+        [{"CPU": 0.5, "GPU": 1}, {"CPU": 0.5, "GPU": 1}], strategy="SPREAD", name="idle-pg"
+    )
+    ray.get(group.ready(), timeout=120)
+    return [group, ray.remote(work).options(name="eval-step", num_gpus=1).remote()]
+
+
+def drive_pg_captured(ray: Any) -> list[Any]:
+    """An actor fills its placement group's one GPU bundle; a task for the same group waits inside it
+    while the other node's GPU is free (cause 5: held inside the group)."""
+    from ray.util.placement_group import placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    group = placement_group([{"CPU": 1, "GPU": 1}], name="trial-pg")
+    ray.get(group.ready(), timeout=120)
+    inside = PlacementGroupSchedulingStrategy(placement_group=group)
+    trial = ray.remote(Holder).options(name="trial", num_cpus=1, num_gpus=1, scheduling_strategy=inside)
+    actor = trial.remote()
+    ray.get(actor.ready.remote(), timeout=120)
+    child = ray.remote(work).options(name="trial-child", num_gpus=1, scheduling_strategy=inside)
+    return [group, actor, child.remote()]
+
+
 def drive_request_resources(ray: Any) -> list[Any]:
     """request_resources asks for a 2-GPU bundle and a 2-GPU task waits; no node has 2 (cause 6)."""
     from ray.autoscaler.sdk import request_resources
@@ -177,6 +214,7 @@ DRIVERS: dict[str, Callable[[Any], list[Any]]] = {
     "healthy": drive_healthy,
     "held-gpus": drive_held_gpus,
     "held-a100": drive_held_a100,
+    "held-all-a100": drive_held_all_a100,
     "gpu2-task": drive_gpu2_task,
     "gpu4-task": drive_gpu4_task,
     "h100": drive_h100,
@@ -185,6 +223,8 @@ DRIVERS: dict[str, Callable[[Any], list[Any]]] = {
     "leftover-owner": drive_leftover_owner,
     "after-leftover": drive_after_leftover,
     "request-resources": drive_request_resources,
+    "pg-held": drive_pg_held,
+    "pg-captured": drive_pg_captured,
 }
 
 
@@ -219,6 +259,8 @@ class Scenario:
     warning_wait_s: float = WARNING_WAIT_S
     # request_resources() outlives its driver; the constraint is withdrawn afterwards.
     clears_requests: bool = False
+    # State outputs recorded beside `ray status`, each pasted after it as one case (STATE_OUTPUTS).
+    state: tuple[str, ...] = ()
 
 
 SCENARIOS = [
@@ -236,6 +278,7 @@ SCENARIOS = [
         "Actors gpu-holder-0 and gpu-holder-1 hold one GPU each, every GPU of the cluster; task "
         "eval-step asks one GPU and waits until an actor lets go.",
         warnings=False,
+        state=("list-actors-table", "list-tasks", "summary-actors", "python"),
     ),
     Scenario(
         "held-a100",
@@ -244,6 +287,16 @@ SCENARIOS = [
         "Actor a100-holder holds the only A100 (GPU 1 and accelerator_type:A100 on 127.0.0.3); actor "
         "a100-waiter asks for the same and waits while the T4 node's GPU is free.",
         warnings=False,
+        state=("list-nodes", "list-actors-detail", "python"),
+    ),
+    Scenario(
+        "held-all-a100",
+        5,
+        ("2.0/2.0 GPU", "accelerator_type:A100': 1.0}: 1+ pending"),
+        "Actors a100-holder and t4-holder hold both GPUs (the A100 on 127.0.0.3 and the T4 on "
+        "127.0.0.4); actor a100-waiter asks for a GPU and the A100 and waits.",
+        warnings=False,
+        state=("list-actors-table",),
     ),
     Scenario(
         "gpu2-task",
@@ -251,6 +304,7 @@ SCENARIOS = [
         ("'GPU': 2.0}: 1+ pending tasks/actors",),
         "Task train-step-gpu2 asks 2 GPUs; the cluster has 2 in total but no node has more than 1, so "
         "it can never start.",
+        state=("list-nodes", "list-tasks", "summary-tasks"),
     ),
     Scenario(
         "gpu4-task",
@@ -263,6 +317,7 @@ SCENARIOS = [
         7,
         ("accelerator_type:H100",),
         "Task train-step-h100 asks accelerator_type:H100; the nodes register only A100 and T4.",
+        state=("list-nodes",),
     ),
     Scenario(
         "strict-pack",
@@ -270,6 +325,7 @@ SCENARIOS = [
         ("(STRICT_PACK): 1+ pending placement groups",),
         "Placement group train-pg is STRICT_PACK with two {CPU: 2} bundles: 4 CPUs on one node, and "
         "every node has 2 (6 in the cluster, all free).",
+        state=("list-pgs",),
     ),
     Scenario(
         "strict-pack-gpu",
@@ -287,6 +343,7 @@ SCENARIOS = [
         driver="after-leftover",
         detached=("leftover-trainer",),
         warnings=False,
+        state=("list-actors", "list-actors-detail"),
     ),
     Scenario(
         "request-resources",
@@ -296,7 +353,46 @@ SCENARIOS = [
         "no node has more than 1 and this cluster cannot add nodes.",
         clears_requests=True,
     ),
+    Scenario(
+        "pg-held",
+        5,
+        ("(0.0 used of 2.0 reserved in placement groups)", "'GPU': 1.0}: 1+ pending tasks/actors"),
+        "Placement group idle-pg (SPREAD, two {CPU: 0.5, GPU: 1} bundles) is CREATED and reserves both "
+        "GPUs while running nothing; task eval-step asks one GPU and waits.",
+        warnings=False,
+        state=("list-pgs", "python"),
+    ),
+    Scenario(
+        "pg-captured",
+        5,
+        ("using placement groups",),
+        "Placement group trial-pg has one {CPU: 1, GPU: 1} bundle, filled by actor trial; task "
+        "trial-child is scheduled into the same group and waits for its bundle, although the other "
+        "node's GPU is free (the Tune/Modin deadlock).",
+        warnings=False,
+        state=("list-pgs", "list-tasks"),
+    ),
 ]
+# The state API's outputs (``ray list``/``ray summary``, and Python printouts of the same state),
+# each recorded after `ray status` and pasted as one case, prompt line included, the way users do.
+STATE_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "list-nodes": ("list", "nodes"),
+    "list-actors": ("list", "actors"),
+    "list-actors-detail": ("list", "actors", "--detail"),
+    # ``--detail`` alone prints YAML; the table with the detail columns needs ``--format table``.
+    "list-actors-table": ("list", "actors", "--detail", "--format", "table"),
+    "list-pgs": ("list", "placement-groups", "--detail"),
+    "list-tasks": ("list", "tasks", "--filter", "state=PENDING_NODE_ASSIGNMENT", "--detail"),
+    "summary-actors": ("summary", "actors"),
+    "summary-tasks": ("summary", "tasks"),
+}
+# What the Python printouts run, one statement a line; each printed result follows its statement.
+PYTHON_PRINTOUTS = (
+    "ray.nodes()",
+    "ray.cluster_resources()",
+    "ray.available_resources()",
+    "ray.util.state.list_actors(detail=True)",
+)
 # Autoscaler v2 prints the same sections with its own formatter; a subset shows its layout.
 V2_SCENARIOS = ("healthy", "held-gpus", "gpu2-task", "strict-pack-gpu", "h100")
 
@@ -323,6 +419,34 @@ def _wait_status(cluster: LocalCluster, needles: tuple[str, ...], timeout: float
             return True
         time.sleep(1.0)
     return False
+
+
+def _ray_state(cluster: LocalCluster, args: tuple[str, ...]) -> str:
+    """One `ray list`/`ray summary` command, as a terminal shows it: prompt line, then its output."""
+    ray = str(RAY) if RAY.exists() else "ray"
+    env = {**cluster.env, "RAY_ADDRESS": cluster.gcs_address}
+    done = subprocess.run([ray, *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+    return f"$ ray {' '.join(args)}\n{done.stdout}" if done.returncode == 0 and done.stdout.strip() else ""
+
+
+def _python_printouts(cluster: LocalCluster) -> str:
+    """``print(...)`` of the state calls from a driver, each result after its statement's line."""
+    code = (
+        "import sys, ray, ray.util.state\n"
+        f"ray.init(address={cluster.gcs_address!r}, namespace={NAMESPACE!r}, log_to_driver=False)\n"
+        "for statement in sys.argv[1:]:\n"
+        "    print('>>> print(' + statement + ')', flush=True)\n"
+        "    print(eval(statement), flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *PYTHON_PRINTOUTS],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout if done.returncode == 0 else ""
 
 
 def _ray_status(cluster: LocalCluster, verbose: bool) -> str:
@@ -465,6 +589,27 @@ def record_scenario(cluster: LocalCluster, scenario: Scenario, recording: Record
             formats = ["ray-status-verbose"] if verbose else ["ray-status"]
             command = "ray status -v" if verbose else "ray status"
             recording.entries.append(_entry(recording, scenario, file, formats, command))
+        plain = outputs["status"]
+        for name in scenario.state:
+            state = (
+                _python_printouts(cluster) if name == "python" else _ray_state(cluster, STATE_OUTPUTS[name])
+            )
+            if not state or "Autoscaler status" not in plain:
+                recording.notes.append(f"{stem}: {name} printed nothing")
+                continue
+            file = f"{stem}-status-and-{name}.txt"
+            text = f"$ ray status\n{plain.rstrip()}\n\n{state.rstrip()}\n"
+            (OUT / file).write_text(text, encoding="utf-8")
+            command = (
+                "print() of ray.nodes() and friends"
+                if name == "python"
+                else f"ray {' '.join(STATE_OUTPUTS[name])}"
+            )
+            recording.entries.append(
+                _entry(
+                    recording, scenario, file, ["ray-status", "ray-api-output"], f"ray status, then {command}"
+                )
+            )
         if scenario.warnings:
             deadline = started + scenario.warning_wait_s
             while time.monotonic() < deadline and not _warning_lines(driver.output()):

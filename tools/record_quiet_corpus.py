@@ -15,8 +15,6 @@ Each run rewrites the same files; ages and timestamps that kubectl prints move w
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,13 +27,13 @@ sys.path.insert(0, str(ROOT))
 from bot.demo import kuberay_state as state  # noqa: E402
 from tests.integration.test_live_ray import healthy_state, to_bundle  # noqa: E402
 from tests.support.kube_api import ObjectStore, serve  # noqa: E402
+from tools.record_kubectl_corpus import kubectl  # noqa: E402
 
 OUT = ROOT / "tests" / "corpus" / "quiet"
 COMMAND = "tools/record_quiet_corpus.py"
 
-# file stem → (kubectl arguments, format tags, what it shows). Only ``describe``: it is printed by
-# kubectl itself, while ``kubectl get`` tables are printed by the API server (Table responses), which
-# the loopback server does not render; its ``get`` output would not be what a real cluster gives.
+# file stem → (kubectl arguments, format tags, what it shows). ``get`` tables are the server-side
+# Tables the loopback API renders as kube-apiserver does (tests.support.kube_printers).
 KUBECTL: dict[str, tuple[list[str], list[str], str]] = {
     "kubectl-describe-running-head-pod": (
         ["describe", "pod", state.HEAD_POD, "-n", state.NAMESPACE],
@@ -52,6 +50,31 @@ KUBECTL: dict[str, tuple[list[str], list[str], str]] = {
         ["kubectl-describe-node"],
         "kubectl describe node of a GPU node that advertises its nvidia.com/gpu",
     ),
+    "kubectl-get-pods-wide-all-running": (
+        ["get", "pods", "-n", state.NAMESPACE, "-o", "wide"],
+        ["kubectl-get"],
+        "kubectl get pods -o wide of a RayCluster whose head and workers all run and are Ready",
+    ),
+    "kubectl-get-pods-all-namespaces-running": (
+        ["get", "pods", "--all-namespaces"],
+        ["kubectl-get"],
+        "kubectl get pods --all-namespaces with the device plugin and system Pods all Running",
+    ),
+    "kubectl-get-nodes-wide-ready": (
+        ["get", "nodes", "-o", "wide"],
+        ["kubectl-get"],
+        "kubectl get nodes -o wide: every node Ready",
+    ),
+    "kubectl-get-raycluster-ready": (
+        ["get", "raycluster", "-n", state.NAMESPACE],
+        ["kubectl-get"],
+        "kubectl get raycluster of a ready RayCluster (KubeRay 1.2+ columns)",
+    ),
+    "kubectl-get-raycluster-yaml-ready": (
+        ["get", "raycluster", state.CLUSTER, "-n", state.NAMESPACE, "-o", "yaml"],
+        ["k8s-object-yaml"],
+        "kubectl get raycluster -o yaml of a ready RayCluster",
+    ),
 }
 
 # An unrelated failure: the interpreter's own traceback of a user's data-loading bug.
@@ -65,21 +88,19 @@ load_config('{"model": {"name": "resnet50"}}')
 """
 
 
-def _kubectl(kubeconfig: Path, home: Path, args: list[str]) -> str:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        raise SystemExit("kubectl is not installed")
-    result = subprocess.run(
-        [kubectl, "--kubeconfig", str(kubeconfig), "--cache-dir", str(home / "cache"), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "HOME": str(home), "KUBECONFIG": str(kubeconfig)},
-        check=False,
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
-    return result.stdout
+def _settled(raw: dict[str, Any]) -> dict[str, Any]:
+    """The healthy cluster as the operator reports it once settled: every worker Pod counted as ready."""
+    workers = [
+        p
+        for p in raw["kubernetes"]["pods"]["items"]
+        if p["metadata"].get("labels", {}).get("ray.io/node-type") == "worker"
+        and p["metadata"].get("labels", {}).get("ray.io/cluster") == state.CLUSTER
+    ]
+    for cluster in raw["kubernetes"]["rayclusters"]["items"]:
+        status = cluster.setdefault("status", {})
+        for key in ("desiredWorkerReplicas", "availableWorkerReplicas", "readyWorkerReplicas"):
+            status[key] = len(workers)
+    return raw
 
 
 def _traceback() -> str:
@@ -110,10 +131,10 @@ def main() -> int:
     entries: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="raydiag-quiet-") as tmp:
         home = Path(tmp)
-        with serve(ObjectStore.from_bundle(to_bundle(healthy_state()))) as api:
+        with serve(ObjectStore.from_bundle(to_bundle(_settled(healthy_state())))) as api:
             kubeconfig = api.kubeconfig(home / "kubeconfig")
             for stem, (args, formats, what) in KUBECTL.items():
-                (OUT / f"{stem}.txt").write_text(_kubectl(kubeconfig, home, args), encoding="utf-8")
+                (OUT / f"{stem}.txt").write_text(kubectl(kubeconfig, home, args), encoding="utf-8")
                 source = f"{COMMAND}: kubectl {' '.join(args)} (loopback API, healthy demo cluster)"
                 entries.append(_entry(stem, formats, what, source))
     (OUT / "python-traceback-unrelated-keyerror.txt").write_text(_traceback(), encoding="utf-8")

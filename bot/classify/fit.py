@@ -440,6 +440,18 @@ _PREDICATE_CATEGORIES: dict[str, str] = {
 # Read in this order: "volume node affinity conflict" is about a volume, not about node affinity.
 _CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("preemption", re.compile(r"preemption|preemptor|no preemption victims")),
+    # The taints the node lifecycle controller and the kubelet put on a node for its own condition
+    # (1.17 on: ``had untolerated taint {node.kubernetes.io/not-ready: }``) say the node is unwell,
+    # not that the Pod lacks a toleration; ``unschedulable`` is a cordon.
+    ("cordoned", re.compile(r"taints? \{node\.kubernetes\.io/unschedulable\b")),
+    (
+        "node-condition",
+        re.compile(
+            r"taints? \{(?:node\.kubernetes\.io/(?:not-ready|unreachable|memory-pressure|disk-pressure|"
+            r"pid-pressure|network-unavailable|out-of-disk)|node\.cloudprovider\.kubernetes\.io/"
+            r"(?:uninitialized|shutdown))\b"
+        ),
+    ),
     ("resources", re.compile(r"^insufficient |too many pods|didn't have enough resource")),
     ("scale-limit", re.compile(r"max node group size|max cluster .*limit|max total nodes|size limit")),
     ("scale-backoff", re.compile(r"in backoff|backoff after failed|not ready for scale-?up")),
@@ -454,7 +466,7 @@ _CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "node-condition",
         re.compile(
             r"were not ready|memory pressure|disk pressure|pid pressure|out of disk|unavailable network|"
-            r"unknown condition"
+            r"unknown condition|\bhad conditions?\b"
         ),
     ),
     ("taint", re.compile(r"taint")),

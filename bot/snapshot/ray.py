@@ -51,6 +51,12 @@ class Demand(_Model):
     # Ray's own message said the request fits a node but the resources are claimed now (the
     # "cluster full of actors" warnings); the paste may hold no totals to check that against.
     reported_held: bool = False
+    # Listed by the state API (``ray list tasks``, a PENDING placement group): it waits, and the
+    # listing says nothing of why, so with no figures to compare it is not judged at all.
+    listed: bool = False
+    # Work scheduled into a placement group (``ray status``'s ``(N+ using placement groups)``, a
+    # task row with a ``placement_group_id``): only its group's reserved bundles can run it.
+    in_placement_group: bool = False
     name: str | None = None
     source_text: Redacted | None = None
 
@@ -147,6 +153,13 @@ class RayState(_Model):
     node_groups: dict[str, int] = Field(default_factory=dict)
     pending_nodes: list[str] = Field(default_factory=list)
     recent_failures: RedactedLines = Field(default_factory=list)
+    # ``(x used of y reserved in placement groups)``: what groups reserve (free only to their own
+    # work) and how much of it that work uses, cluster-wide.
+    reserved: dict[str, float] = Field(default_factory=dict)
+    reserved_used: dict[str, float] = Field(default_factory=dict)
+    # ``totals`` come from a plain ``ray status`` (Ray 2.4+), which leaves ``accelerator_type:``
+    # resources out: their absence there says nothing.
+    accelerator_types_hidden: bool = False
     demands: list[Demand] = Field(default_factory=list)
     node_types: list[NodeType] = Field(default_factory=list)
     actors: list[RayActor] = Field(default_factory=list)

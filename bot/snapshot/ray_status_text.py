@@ -43,6 +43,7 @@ from bot.snapshot.ray_notation import (
     find_maps,
     find_usages,
     node_ip_from_resources,
+    parse_amount,
 )
 
 HEADER = re.compile(r"=+\s*(?:Autoscaler|Cluster) status\b[^=]*=*")
@@ -59,13 +60,18 @@ _DEMAND = re.compile(
     rf"(?P<maps>{_MAPS})\s*(?:\((?P<strategy>[A-Z_]+)\))?\s*:\s*(?P<count>\d+)\+?\s+"
     r"(?P<what>pending tasks(?:/actors)?|pending actors|pending placement groups?"
     r"|from request_resources(?:\(\))?)"
-    r"(?:\s*\(\d+\+? using placement groups?\))?"
+    r"(?:\s*\((?P<in_group>\d+)\+? using placement groups?\))?"
 )
 _TYPED_NODES = re.compile(r"^(\d+)\s+node\(s\) with resources:\s*(\{.*)$")
 _IDLE_MS = re.compile(r"^Idle:\s*(\d+)\s*ms\b")
 _NODE_ID_LINE = re.compile(r"^Id:\s*(\S+)")
 _LEGACY_ITEM = re.compile(r"^-\s*([\w.-]+):\s*(\d+)\s*$")
 _EMPTY = re.compile(r"^\((?:no .*|none)\)$")
+# After a usage item: `` (3.0 used of 4.0 reserved in placement groups)`` (both formatters, 1.x on).
+_RESERVED = re.compile(
+    r"^\s*\(\s*([\d.]+)\s*([KMGTPE]i?B|B)?\s+used of\s+([\d.]+)\s*([KMGTPE]i?B|B)?"
+    r"\s+reserved in placement groups?\)"
+)
 # A line this long that holds several section titles is a status whose newlines were lost.
 _FLATTENED = 200
 # A bundle count is only ever multiplied out this far; a real group has a handful.
@@ -121,6 +127,9 @@ class NodeBlock:
     used: dict[str, float] = field(default_factory=dict)
     idle: bool = False
     extra_ips: list[str] = field(default_factory=list)
+    # ``(x used of y reserved in placement groups)`` on this node: the unused rest is not free.
+    reserved: dict[str, float] = field(default_factory=dict)
+    reserved_used: dict[str, float] = field(default_factory=dict)
 
     def to_ray_node(self) -> RayNode:
         ident, _, paren = self.header.strip().partition("(")
@@ -134,7 +143,12 @@ class NodeBlock:
             node_ip = ident
         node_ip = node_ip or node_ip_from_resources(self.totals) or next(iter(self.extra_ips), None)
         node_id = self.node_id or (ident if ident and ident != node_ip else None)
-        available = {name: total - self.used.get(name, 0.0) for name, total in self.totals.items()}
+        available = {
+            name: total
+            - self.used.get(name, 0.0)
+            - max(self.reserved.get(name, 0.0) - self.reserved_used.get(name, 0.0), 0.0)
+            for name, total in self.totals.items()
+        }
         is_head = "node:__internal_head__" in self.totals or bool(node_type and "head" in node_type.lower())
         return RayNode(
             node_id=node_id or None,
@@ -159,6 +173,10 @@ class RayStatusText:
     used: dict[str, float] = field(default_factory=dict)
     demands: list[Demand] = field(default_factory=list)
     nodes: list[RayNode] = field(default_factory=list)
+    # What placement groups reserve of each resource, and how much of that their work uses: the
+    # reserved rest is free only to work inside those groups.
+    reserved: dict[str, float] = field(default_factory=dict)
+    reserved_used: dict[str, float] = field(default_factory=dict)
     # ``Usage:`` lines were read: without ``-v`` Ray leaves out ``accelerator_type:`` resources, so
     # their absence from ``totals`` says nothing unless per-node blocks were printed.
     verbose: bool = False
@@ -220,7 +238,8 @@ def demand_from(match: re.Match[str]) -> Demand | None:
     if not shape:
         return None
     kind = "request" if what.startswith("from request_resources") else "task_or_actor"
-    return Demand(shape=shape, count=count, kind=kind, source_text=text)
+    in_group = bool(match.group("in_group"))
+    return Demand(shape=shape, count=count, kind=kind, source_text=text, in_placement_group=in_group)
 
 
 def find_demands(text: str) -> list[Demand]:
@@ -284,7 +303,13 @@ class _Reader:
         self.in_node = False
         self.counted = False
 
-    def add_usage(self, text: str, totals: dict[str, float], used: dict[str, float]) -> bool:
+    def add_usage(
+        self,
+        text: str,
+        totals: dict[str, float],
+        used: dict[str, float],
+        reserved: tuple[dict[str, float], dict[str, float]] | None = None,
+    ) -> bool:
         """``used/total name`` items (one per line, or several where newlines were lost)."""
         read = False
         for usage in find_usages(text):
@@ -294,6 +319,12 @@ class _Reader:
             used[name] = usage.first
             totals[name] = usage.second
             read = True
+            match = _RESERVED.match(text[usage.end :]) if reserved is not None else None
+            if match and reserved is not None:
+                in_use = parse_amount(match.group(1), match.group(2) or match.group(4))
+                held = parse_amount(match.group(3), match.group(4))
+                if in_use is not None and held is not None:
+                    reserved[0][name], reserved[1][name] = held, in_use
         return read
 
     def add_typed_nodes(self, match: re.Match[str]) -> None:
@@ -362,7 +393,7 @@ class _Reader:
             return True
         if self.in_node and section == "usage":
             block = self.blocks[-1]
-            if self.add_usage(stripped, block.totals, block.used):
+            if self.add_usage(stripped, block.totals, block.used, (block.reserved, block.reserved_used)):
                 return True
             if ip := _IPV4.search(stripped):
                 block.extra_ips.append(ip.group(1))
@@ -382,7 +413,9 @@ class _Reader:
             status.recent_failures.append(stripped)
             return True
         if section == "usage":
-            return self.add_usage(stripped, status.totals, status.used)
+            return self.add_usage(
+                stripped, status.totals, status.used, (status.reserved, status.reserved_used)
+            )
         if section == "demands" or stripped.startswith("{"):
             demands = find_demands(stripped)
             status.demands.extend(demands)

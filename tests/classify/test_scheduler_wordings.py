@@ -103,6 +103,20 @@ def test_every_release_wording_is_counted(message: str, expected: dict[str, int]
         ("node(s) had untolerated taint {nvidia.com/gpu: present}", "taint"),
         ("node(s) were unschedulable", "cordoned"),
         ("node(s) were not ready", "node-condition"),
+        ("node(s) had memory pressure", "node-condition"),
+        ("node(s) were out of disk space", "node-condition"),
+        # 1.17 on, the node's condition is a taint the node lifecycle controller or kubelet sets.
+        ("node(s) had untolerated taint {node.kubernetes.io/not-ready: }", "node-condition"),
+        ("node(s) had untolerated taint {node.kubernetes.io/unreachable: }", "node-condition"),
+        (
+            "node(s) had taint {node.kubernetes.io/disk-pressure: }, that the pod didn't tolerate",
+            "node-condition",
+        ),
+        (
+            "node(s) had untolerated taint {node.cloudprovider.kubernetes.io/uninitialized: true}",
+            "node-condition",
+        ),
+        ("node(s) had untolerated taint {node.kubernetes.io/unschedulable: }", "cordoned"),
         ("PodFitsResources", "resources"),
         ("Too many pods", "resources"),
         ("max node group size reached", "scale-limit"),

@@ -361,3 +361,26 @@ Containers:
     (status,) = pod.container_statuses
     assert (status.state, status.reason, status.exit_code) == ("terminated", "ContainerStatusUnknown", 137)
     assert pod.pod_ip is None and pod.host_ip == "10.0.4.7"
+
+
+# kubeflow/kubeflow#5275: a pod's Tolerations pasted straight above a GKE node's Capacity, no Name:
+# for either, the last toleration cut mid-word as it was pasted.
+NAMELESS_TOLERATIONS_ABOVE_CAPACITY = """\
+Tolerations:     node.kubernetes.io/not-ready:NoExecute for 300s
+                 node.kubernetes.io/unreachable:NoExecute for 300s
+                 nvidia.com/gpu=present:NoSched
+
+Capacity:
+ attachable-volumes-gce-pd:  127
+ cpu:                        16
+ memory:                     107260540Ki
+ pods:                       110
+"""
+
+
+def test_gpu_lines_of_a_nameless_pod_fragment_are_kept_as_text() -> None:
+    snapshot = parse_paste(NAMELESS_TOLERATIONS_ABOVE_CAPACITY)
+    assert snapshot.kubernetes is not None
+    assert [n.name for n in snapshot.kubernetes.nodes] == ["(pasted node)"]
+    assert snapshot.kubernetes.pods == []
+    assert [t.text for t in snapshot.texts] == ["nvidia.com/gpu=present:NoSched"]

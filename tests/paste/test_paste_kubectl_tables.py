@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.collect.paste import parse_paste
@@ -266,3 +268,88 @@ ray-worker-1   0/1     ErrImagePull        0          20s
 
     assert pod.display_status == "ErrImagePull"
     assert pod.container_statuses[0].reason == "ErrImagePull"
+
+
+# Tables printed by the real kubectl (tools/record_kubectl_corpus.py), with the printer columns of
+# each KubeRay release ---------------------------------------------------------------------------
+
+RECORDED = Path(__file__).parent / "kubectl_recorded"
+
+
+def _recorded(stem: str) -> str:
+    return (RECORDED / f"{stem}.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("release", ["1.1", "1.2"])
+def test_recorded_raycluster_and_rayjob_tables_of_each_release(release: str) -> None:
+    snapshot = parse_paste(_recorded(f"kuberay-{release}-get-raycluster-rayjob"))
+    assert snapshot.kubernetes is not None
+    (cluster,) = snapshot.kubernetes.rayclusters
+    assert (cluster.name, cluster.state, cluster.desired_workers, cluster.ready_workers) == (
+        "raycluster-gpu",
+        "ready",
+        4,
+        4,
+    )
+    (job,) = snapshot.kubernetes.rayjobs
+    assert (job.name, job.job_status, job.deployment_status) == ("nightly-eval", "FAILED", "Failed")
+    assert job.cluster_name == ("raycluster-gpu" if release == "1.2" else None)
+
+
+def test_recorded_kuberay_1_0_table_has_no_job_columns() -> None:
+    snapshot = parse_paste(_recorded("kuberay-1.0-get-raycluster-rayjob"))
+    assert snapshot.kubernetes is not None
+    assert [c.name for c in snapshot.kubernetes.rayclusters] == ["raycluster-gpu"]
+    assert snapshot.kubernetes.rayjobs == []  # NAME and AGE only: nothing to read
+
+
+def test_recorded_wide_all_namespaces_ray_tables() -> None:
+    snapshot = parse_paste(_recorded("kuberay-1.2-get-raycluster-wide-all-namespaces"))
+    assert snapshot.kubernetes is not None
+    (cluster,) = snapshot.kubernetes.rayclusters
+    assert (cluster.namespace, cluster.state, cluster.desired_workers) == ("ml", "ready", 4)
+    snapshot = parse_paste(_recorded("kuberay-1.2-get-rayjob-wide-all-namespaces"))
+    assert snapshot.kubernetes is not None
+    (job,) = snapshot.kubernetes.rayjobs
+    assert (job.namespace, job.job_status, job.cluster_name) == ("ml", "FAILED", "raycluster-gpu")
+
+
+def test_recorded_kind_prefixed_names() -> None:
+    snapshot = parse_paste(_recorded("get-pods-kinds-prefixed"))
+    assert snapshot.kubernetes is not None
+    pods = {pod.name: pod for pod in snapshot.kubernetes.pods}
+    assert len(pods) == 5 and all(not name.startswith("pod/") for name in pods)
+    assert pods["raycluster-gpu-gpu-a100-worker-zr8xd"].display_status == "CrashLoopBackOff"
+    assert [c.name for c in snapshot.kubernetes.rayclusters] == ["raycluster-gpu"]
+
+
+def test_recorded_wide_pods_with_nominated_node_and_readiness_gates() -> None:
+    pods = _pods(_recorded("get-pods-wide-image-pull"))
+    pulling = pods["raycluster-gpu-gpu-a100-worker-h6b5n"]
+    assert (pulling.display_status, pulling.node_name, pulling.pod_ip) == (
+        "ImagePullBackOff",
+        "gpu-a100-1",
+        "10.8.3.10",
+    )
+    assert pulling.container_statuses[0].reason == "ImagePullBackOff"
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "phase", "state", "exit_code"),
+    [
+        ("raycluster-gpu-gpu-a100-worker-h6b5n", "ExitCode:137", "Failed", "terminated", 137),
+        ("raycluster-gpu-gpu-a100-worker-zr8xd", "Signal:9", "Failed", "terminated", None),
+        ("raycluster-gpu-cpu-workers-worker-4jv9t", "Init:ExitCode:1", "Pending", "terminated", None),
+        ("raycluster-gpu-head-8x2kq", "NotReady", "Running", None, None),
+    ],
+)
+def test_statuses_the_printer_writes_without_a_reason(
+    name: str, status: str, phase: str, state: str | None, exit_code: int | None
+) -> None:
+    pod = _pods(_recorded("get-pods-statuses-without-reason"))[name]
+    assert (pod.phase, pod.display_status) == (phase, status)
+    if state is None:
+        assert pod.container_statuses == []
+    else:
+        assert pod.container_statuses[0].state == state
+        assert pod.container_statuses[0].exit_code == exit_code

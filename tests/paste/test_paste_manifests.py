@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from bot.collect.paste import parse_paste
 
@@ -452,3 +453,40 @@ def test_a_container_termination_printed_alone_is_a_failed_container() -> None:
     (pod,) = snapshot.kubernetes.pods
     (status,) = pod.container_statuses
     assert (status.reason, status.exit_code, status.last_terminated_reason) == ("OOMKilled", 137, "OOMKilled")
+
+
+# ``kubectl get ... -o yaml`` printed by the real kubectl (tools/record_kubectl_corpus.py) ---------
+
+RECORDED = Path(__file__).parent / "kubectl_recorded"
+
+
+def _status_part(stem: str) -> str:
+    """The ``status:`` block of a recorded manifest, as people cut it out to paste it."""
+    text = (RECORDED / f"{stem}.txt").read_text(encoding="utf-8")
+    return text[text.index("\nstatus:\n") + 1 :]
+
+
+def test_whole_rayservice_yaml_keeps_conditions_and_application_status() -> None:
+    snapshot = parse_paste((RECORDED / "get-rayservice-yaml.txt").read_text(encoding="utf-8"))
+    assert snapshot.kubernetes is not None
+    (service,) = snapshot.kubernetes.rayservices
+    assert service.name == "llm-service" and service.cluster_name == "raycluster-gpu"
+    assert {c.type: c.status for c in service.conditions} == {"Ready": "False", "UpgradeInProgress": "False"}
+    assert service.app_statuses == {"llm": "DEPLOY_FAILED"}
+
+
+def test_rayservice_status_cut_out_is_a_rayservice_not_a_raycluster() -> None:
+    snapshot = parse_paste(_status_part("get-rayservice-yaml"))
+    assert snapshot.kubernetes is not None
+    (service,) = snapshot.kubernetes.rayservices
+    assert service.app_statuses == {"llm": "DEPLOY_FAILED"}
+    assert "ModuleNotFoundError" in (service.app_messages["llm"] or "")
+    assert snapshot.kubernetes.rayclusters == []
+
+
+def test_raycluster_status_cut_out_keeps_state_conditions_and_replicas() -> None:
+    snapshot = parse_paste(_status_part("get-raycluster-yaml"))
+    assert snapshot.kubernetes is not None
+    (cluster,) = snapshot.kubernetes.rayclusters
+    assert (cluster.state, cluster.desired_workers, cluster.ready_workers) == ("ready", 4, 4)
+    assert {c.type for c in cluster.conditions} == {"HeadPodReady", "RayClusterProvisioned"}

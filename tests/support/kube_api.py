@@ -15,6 +15,11 @@ What it answers, like kube-apiserver 1.31 does:
   cluster-scoped, with ``labelSelector``, ``fieldSelector``, ``limit``/``continue``; list items of
   built-in kinds carry no ``kind``/``apiVersion`` (the real server leaves them out, custom resources
   keep them), unless ``serve(list_item_kinds=True)``;
+* ``kubectl get`` tables: a request whose Accept asks for ``as=Table;g=meta.k8s.io`` gets the
+  server-side Table of pods, nodes, events and the ray.io resources (``tests.support.kube_printers``:
+  kube-apiserver's printers and KubeRay's printer columns of the release ``serve(kuberay=...)``
+  names), with ``includeObject`` (``PartialObjectMetadata`` by default, ``Object``, ``None``); ages
+  are measured at ``serve(clock=...)``'s time, the real clock by default;
 * pod logs at ``/api/v1/namespaces/{ns}/pods/{name}/log`` with ``container``, ``tailLines``,
   ``previous``, ``limitBytes``;
 * Status bodies for every failure (404 NotFound, 400 BadRequest, 403 Forbidden, 405, 409, 429...);
@@ -44,12 +49,14 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.support import kube_printers
 
 DEFAULT_USER = "system:serviceaccount:raydiag:raydiag"
 BASE_RESOURCE_VERSION = 4471600
@@ -723,7 +730,36 @@ class ObjectStore:
             )
         if namespaces:
             store.ensure_namespaces()
+        store.link_events()
         return store
+
+    def link_events(self) -> None:
+        """Give each event the uid of the object it is about, as the recorder that wrote it did.
+
+        ``kubectl describe`` finds an object's events by ``involvedObject.uid``; an event built by
+        hand with another uid would be left out of the ``Events:`` section.
+        """
+        events = self.resource("", "v1", "events")
+        assert events is not None
+        with self._lock:
+            stored = self._objects.get(events.key, {})
+            for key, event in list(stored.items()):
+                involved = event.get("involvedObject")
+                if not isinstance(involved, Mapping):
+                    continue
+                resource = self.resource_for(
+                    str(involved.get("apiVersion") or "v1"), str(involved.get("kind"))
+                )
+                if resource is None:
+                    continue
+                namespace = str(involved.get("namespace") or "") if resource.namespaced else ""
+                target = self._get(*resource.key, namespace, str(involved.get("name") or ""))
+                uid = target.get("metadata", {}).get("uid") if target is not None else None
+                if uid and involved.get("uid") != uid:
+                    linked = copy.deepcopy(event)
+                    linked["involvedObject"]["uid"] = uid
+                    stored[key] = linked
+            self._sorted.pop(events.key, None)
 
     def ensure_namespaces(self, *extra: str) -> None:
         """Add an Active Namespace for the system namespaces, ``extra`` and every namespace in use.
@@ -987,8 +1023,14 @@ class KubeAPI:
         list_item_kinds: bool = False,
         max_connections: int = 128,
         log_size: int = 10_000,
+        kuberay: str = kube_printers.KUBERAY_LATEST,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        if kuberay not in kube_printers.KUBERAY_COLUMNS:
+            raise ValueError(f"unknown KubeRay release {kuberay!r}")
         self.store = store
+        self.kuberay = kuberay
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.requests = RequestLog(log_size)
         self.require_auth = require_auth
         self.user = user
@@ -1134,7 +1176,7 @@ class KubeAPI:
             return _Response.error(ApiError(401, "Unauthorized", "Unauthorized"))
         try:
             params = {k: v[0] for k, v in parse_qs(query, keep_blank_values=True).items()}
-            return self._route(method, path, params, body)
+            return self._route(method, path, params, body, headers.get("accept", ""))
         except ApiError as error:
             return _Response.error(error)
         except Exception as error:  # a bug here must still answer, not hang the client
@@ -1210,10 +1252,12 @@ class KubeAPI:
 
     # Routing ----------------------------------------------------------------------------------------
 
-    def _route(self, method: str, path: str, params: Mapping[str, str], body: bytes | None) -> _Response:
+    def _route(
+        self, method: str, path: str, params: Mapping[str, str], body: bytes | None, accept: str = ""
+    ) -> _Response:
         parts = [unquote(p) for p in path.split("/") if p]
         if parts and parts[0] in ("api", "apis") and self._is_resource_path(parts):
-            return self._resource_request(method, self._target_of(path), params, body)
+            return self._resource_request(method, self._target_of(path), params, body, accept)
         if method != "GET":
             raise ApiError(
                 405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
@@ -1318,18 +1362,22 @@ class KubeAPI:
         return _Target(resource, namespace, name, subresource)
 
     def _resource_request(
-        self, method: str, target: _Target, params: Mapping[str, str], body: bytes | None
+        self, method: str, target: _Target, params: Mapping[str, str], body: bytes | None, accept: str = ""
     ) -> _Response:
         resource = target.resource
         if method == "GET":
             if target.subresource == "log":
                 return self._log(target, params)
+            printer = self._printer(target, params, accept)
             if target.name is not None:
                 found = self.store._get(*resource.key, target.namespace, target.name)
                 if found is None:
                     raise _not_found(resource, target.name)
+                if printer is not None:
+                    metadata = {"resourceVersion": str(found.get("metadata", {}).get("resourceVersion", ""))}
+                    return self._table(printer, target, [found], metadata, params)
                 return _Response.json(200, found)
-            return self._list(target, params)
+            return self._list(target, params, printer)
         if resource.writable and target.subresource is None and target.namespace is not None:
             if method == "POST" and target.name is None:
                 return _Response.json(
@@ -1356,7 +1404,45 @@ class KubeAPI:
             raise _bad_request("the body of the request must be a JSON object")
         return obj
 
-    def _list(self, target: _Target, params: Mapping[str, str]) -> _Response:
+    def _printer(
+        self, target: _Target, params: Mapping[str, str], accept: str
+    ) -> kube_printers.Printer | None:
+        """The Table printer when the client asked for a Table of a resource that has one."""
+        if target.subresource is not None or not kube_printers.wants_table(accept):
+            return None
+        include = params.get("includeObject", "PartialObjectMetadata") or "PartialObjectMetadata"
+        if include not in ("None", "Object", "PartialObjectMetadata"):
+            raise _bad_request(
+                f'Invalid value: "{include}": must be one of "None", "Object", "PartialObjectMetadata"'
+            )
+        return kube_printers.printer_for(target.resource.group, target.resource.plural, self.kuberay)
+
+    def _table(
+        self,
+        printer: kube_printers.Printer,
+        target: _Target,
+        objects: list[dict[str, Any]],
+        metadata: Mapping[str, Any],
+        params: Mapping[str, str],
+    ) -> _Response:
+        resource = target.resource
+        return _Response.json(
+            200,
+            kube_printers.table(
+                printer,
+                objects,
+                metadata=metadata,
+                include_object=params.get("includeObject") or "PartialObjectMetadata",
+                api_version=resource.group_version,
+                kind=resource.kind,
+                now=self.clock(),
+                no_headers=_flag(params, "noHeaders"),
+            ),
+        )
+
+    def _list(
+        self, target: _Target, params: Mapping[str, str], printer: kube_printers.Printer | None = None
+    ) -> _Response:
         resource = target.resource
         if _flag(params, "watch"):
             raise _bad_request("watch is not supported by the loopback test API server")
@@ -1377,6 +1463,8 @@ class KubeAPI:
             metadata["continue"] = _encode_continue(resource_version, end)
             if not labels and not fields:
                 metadata["remainingItemCount"] = len(matched) - end
+        if printer is not None:
+            return self._table(printer, target, page, metadata, params)
         if resource.builtin and not self.list_item_kinds:
             page = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in page]
         return _Response.json(
@@ -1610,6 +1698,8 @@ def start(
     list_item_kinds: bool = False,
     max_connections: int = 128,
     log_size: int = 10_000,
+    kuberay: str = kube_printers.KUBERAY_LATEST,
+    clock: Callable[[], datetime] | None = None,
 ) -> KubeAPI:
     """Start a server on a free loopback port; the caller must ``stop()`` it."""
     return KubeAPI(
@@ -1620,6 +1710,8 @@ def start(
         list_item_kinds=list_item_kinds,
         max_connections=max_connections,
         log_size=log_size,
+        kuberay=kuberay,
+        clock=clock,
     )
 
 
@@ -1633,6 +1725,8 @@ def serve(
     list_item_kinds: bool = False,
     max_connections: int = 128,
     log_size: int = 10_000,
+    kuberay: str = kube_printers.KUBERAY_LATEST,
+    clock: Callable[[], datetime] | None = None,
 ) -> Iterator[KubeAPI]:
     """A running server for the ``with`` block; stopped (threads joined) on exit."""
     api = start(
@@ -1643,6 +1737,8 @@ def serve(
         list_item_kinds=list_item_kinds,
         max_connections=max_connections,
         log_size=log_size,
+        kuberay=kuberay,
+        clock=clock,
     )
     try:
         yield api

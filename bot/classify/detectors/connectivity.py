@@ -112,7 +112,9 @@ def worker_not_joined(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
 
 
-_CONNECTION_HINT = re.compile(r"GCS|gcs_|connect|Version mismatch|raylet|timed? ?out", re.IGNORECASE)
+_CONNECTION_HINT = re.compile(
+    r"GCS|gcs_|connect|Version mismatch|raylet|timed? ?out|heartbeat|marked dead|health check", re.IGNORECASE
+)
 
 
 def _log_tail(ctx: Context, pod: Pod) -> list[Evidence]:

@@ -12,16 +12,17 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
-from bot.classify.detectors.scheduling import gpu_node_names
+from bot.classify.detectors.scheduling import UNNAMED_NODE_PREFIX, gpu_node_names
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
-from bot.snapshot.gpu import LEGACY_GPU_RESOURCE, gpu_label
+from bot.snapshot.gpu import LEGACY_GPU_RESOURCE, advertised_gpus, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, ContainerStatus, Pod
+from bot.snapshot.quantity import format_amount
 
 
 class GpuNodeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    verdict: Literal["no-allocatable", "legacy-resource", "device-plugin-down"]
+    verdict: Literal["no-allocatable", "legacy-resource", "device-plugin-down", "unmarked-no-gpu"]
 
 
 def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
@@ -34,11 +35,14 @@ def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
 
 @detector(
     "gpu_nodes",
-    ("node", "gpu_label", "gpu_value", "resource", "plugin_pod", "plugin_status"),
+    ("node", "gpu_label", "gpu_value", "resource", "plugin_pod", "plugin_status", "listed", "gpu_signal"),
     GpuNodeParams,
 )
 def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
     wanted = GpuNodeParams.model_validate(rule.params).verdict
+    if wanted == "unmarked-no-gpu":
+        yield from _unmarked_nodes_without_gpu(ctx)
+        return
     plugins = _plugin_pods_by_node(ctx)
     gpu_nodes = gpu_node_names(ctx)
     plugins_collected = bool(ctx.kube.device_plugin_pods)
@@ -91,6 +95,61 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 Evidence(source=f"pod {p.name}", text=f"phase {p.phase}, ready {p.ready}") for p in on_node
             ]
             yield Hit(Subject(kind="Node", name=node.name), tuple(evidence), params)
+
+
+def _gpu_wanted(ctx: Context) -> Evidence | None:
+    """Where the paste shows that its Pods are after GPUs: a request, a GPU toleration or selector,
+    a scheduler or autoscaler message, or a pasted spec line that names ``nvidia.com/gpu``."""
+    for pod in ctx.kube.pods:
+        if pod.requests.get(GPU_RESOURCE, 0.0) > 0:
+            return Evidence(
+                source=f"pod {pod.name} requests", text=f"{GPU_RESOURCE}: {pod.requests[GPU_RESOURCE]:g}"
+            )
+        for toleration in pod.tolerations:
+            if (toleration.key or "").startswith(GPU_RESOURCE):
+                return Evidence(source=f"pod {pod.name} tolerations", text=toleration.key or "")
+    for event in ctx.kube.events:
+        if GPU_RESOURCE in event.message:
+            return Evidence(source=f"event {event.reason}", text=event.message)
+    for text in ctx.iter_texts():
+        if GPU_RESOURCE in text.text:
+            return Evidence(source=text.source, text=text.text[:600])
+    return None
+
+
+def _unmarked_nodes_without_gpu(ctx: Context) -> Iterator[Hit]:
+    """A node pasted without its labels, whose Capacity and Allocatable list no GPU, in a paste about
+    GPU Pods: when no pasted node advertises a GPU, this is the GPU node that advertises none.
+
+    A node whose labels were pasted is judged by them (``gpu_nodes``); one among nodes that do list
+    GPUs is most likely a CPU node, and is left alone.
+    """
+    nodes = ctx.kube.nodes
+    if not nodes or any(advertised_gpus(n) > 0 for n in nodes):
+        return
+    candidates = [n for n in nodes if not n.labels and not n.taints and (n.capacity or n.allocatable)]
+    if not candidates:
+        return
+    wanted = _gpu_wanted(ctx)
+    if wanted is None:
+        return
+    for node in candidates[:5]:
+        named = not node.name.startswith(UNNAMED_NODE_PREFIX)
+        listed = node.allocatable or node.capacity
+        figures = Evidence(
+            source=f"node {node.name} {'allocatable' if node.allocatable else 'capacity'}",
+            text=", ".join(f"{k}: {format_amount(k, v)}" for k, v in sorted(listed.items())),
+        )
+        yield Hit(
+            Subject(kind="Node", name=node.name if named else None),
+            (figures, wanted),
+            {
+                "node": node.name if named else "",
+                "resource": GPU_RESOURCE,
+                "listed": ", ".join(sorted(listed)),
+                "gpu_signal": wanted.text,
+            },
+        )
 
 
 class FailureParams(BaseModel):

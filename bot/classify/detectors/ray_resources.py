@@ -26,7 +26,7 @@ from bot.diagnosis import Evidence, Subject
 from bot.snapshot.gpu import GPU_MODEL_LABELS
 from bot.snapshot.kubernetes import RayClusterObject, RayGroup
 from bot.snapshot.quantity import format_amount, parse_quantity
-from bot.snapshot.ray import Demand, RayActor, RayNode
+from bot.snapshot.ray import Demand, RayActor, RayNode, RayState
 
 _GPU_MODEL = re.compile(
     r"(?i)(?:^|[^a-z0-9])(a100|h100|h200|h20|h800|a800|b200|gb200|a10g|a10|a30|a40|l4|l40s|l40|t4|v100|p100|"
@@ -159,6 +159,9 @@ DemandVerdictKind = Literal[
     "gpu-type-missing",
     "template-omits-gpu",
     "cannot-grow",
+    "held-in-group",
+    "gpu-type-unconfirmed",
+    "gpu-type-unchecked",
 ]
 
 
@@ -210,6 +213,10 @@ def _holders(ctx: Context, nodes: list[RayNode], keys: set[str], limit: int = 6)
             holders.append(_describe_actor(actor, ip_by_id.get(actor.node_id)))
             if len(holders) >= limit:
                 return holders
+    for key in sorted(scarce):
+        reserved, in_use = ray.reserved.get(key, 0.0), ray.reserved_used.get(key, 0.0)
+        if reserved > in_use and not ray.placement_groups:
+            holders.append(f"placement groups reserve {reserved:g} {key} ({in_use:g} used of {reserved:g})")
     for group in ray.placement_groups:
         if group.state != "CREATED":
             continue
@@ -242,13 +249,24 @@ def _describe_actor(actor: RayActor, node_ip: str | None) -> str:
     )
 
 
+def cluster_free(ray: RayState) -> dict[str, float]:
+    """What work outside placement groups can still use, cluster-wide: the total less what is used
+    and less what groups reserve beyond their own use (``x used of y reserved in placement groups``)."""
+    return {
+        k: total - ray.used.get(k, 0.0) - max(ray.reserved.get(k, 0.0) - ray.reserved_used.get(k, 0.0), 0.0)
+        for k, total in ray.totals.items()
+    }
+
+
 def _aggregate_verdict(ctx: Context, demand: Demand, need: dict[str, float]) -> DemandVerdictKind | None:
     """Only cluster totals are known (plain ``ray status``)."""
     ray = ctx.ray
     assert ray is not None
     if not fits(ray.totals, need):
         return "infeasible"
-    free = {k: ray.totals.get(k, 0.0) - ray.used.get(k, 0.0) for k in ray.totals}
+    free = cluster_free(ray)
+    if any(ray.reserved.get(k, 0.0) > ray.reserved_used.get(k, 0.0) for k in need) and not fits(free, need):
+        return "held"  # placement groups keep back what it needs
     count = ray.node_count or sum(ray.node_groups.values()) or None
     if count == 1:
         return None if fits(free, need) else "held"
@@ -270,7 +288,18 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         registered |= set(node.resources_total)
     for template in templates:
         registered |= set(template.resources)
+    # What a live actor or a created placement group holds, some node registers.
+    held_types: set[str] = set()
+    for actor in ray.actors:
+        if actor.state == "ALIVE":
+            held_types |= {k for k, v in actor.required_resources.items() if v > 0}
+    for group in ray.placement_groups:
+        if group.state == "CREATED":
+            held_types |= {k for bundle in group.bundles for k in bundle}
+    registered |= held_types
     gpu_types = sorted(k for k in registered if is_gpu_type_resource(k))
+    types_hidden = ray.accelerator_types_hidden and not nodes
+    pending_groups = any(d.kind == "placement_group" for d in ray.demands)
     # Ray nodes of one type share their totals: each demand is compared once per distinct total.
     by_total: dict[tuple[tuple[str, float], ...], list[RayNode]] = {}
     for node in nodes:
@@ -297,6 +326,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         need = _request(demand)
         if not need:
             continue
+        if demand.listed and not (nodes or ray.totals):
+            continue  # the state API lists it as waiting; nothing in the paste says why
         params = {
             "demand": label,
             "count": str(demand.count),
@@ -305,8 +336,25 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         evidence = [
             Evidence(source="ray demand", text=demand.source_text or f"{label}: {demand.count} pending")
         ]
+        if demand.in_placement_group and not pending_groups:
+            results.append(_in_group_verdict(ray, demand, need, params, evidence))
+            continue
         missing_type = [k for k in need if is_gpu_type_resource(k) and k not in registered]
-        if missing_type:
+        # A plain `ray status` (2.4+) prints no `accelerator_type:` totals: from those alone a type
+        # cannot be called missing. Only node figures, or totals that list such types, settle it.
+        unchecked = [k for k in missing_type if k.startswith("accelerator_type:") and types_hidden]
+        type_note: DemandVerdict | None = None
+        if missing_type and len(unchecked) == len(missing_type):
+            rest = {k: v for k, v in need.items() if k not in unchecked}
+            params.update(resource=unchecked[0], needed=f"{need[unchecked[0]]:g}")
+            params["rest"] = format_shape(rest) if rest else "{}"
+            if fits(cluster_free(ray), rest):
+                # Everything else it asks for is free: the type is the likely blocker.
+                results.append(_unconfirmed_verdict(ray, demand, rest, params, evidence))
+                continue
+            type_note = DemandVerdict(demand, "gpu-type-unchecked", dict(params), list(evidence))
+            need = rest
+        elif missing_type:
             params.update(resource=missing_type[0], needed=f"{need[missing_type[0]]:g}")
             results.append(DemandVerdict(demand, "gpu-type-missing", params, evidence))
             continue
@@ -319,6 +367,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             known = [n for n in holding if n.resources_available is not None]
             if known and not any(fits(n.resources_available or {}, need) for n in known):
                 verdict = "held"
+            elif not known and ray.totals and ray.used and not fits(cluster_free(ray), need):
+                verdict = "held"  # node totals would hold it; cluster-wide, not that much is free
             elif not known and demand.reported_held:
                 verdict = "held-reported"  # a node is big enough; Ray says the resources are claimed
             else:
@@ -327,7 +377,14 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         elif not nodes and not ray.totals and demand.reported_held:
             verdict = "held-reported"  # Ray's word alone: no figures in the paste to check it against
         elif not nodes and ray.totals:
-            verdict = _aggregate_verdict(ctx, demand, need)
+            # Types a plain `ray status` hides are judged by who holds them, the rest by the totals.
+            hidden = {
+                k for k in need if types_hidden and k.startswith("accelerator_type:") and k not in ray.totals
+            }
+            visible = {k: v for k, v in need.items() if k not in hidden}
+            verdict = _aggregate_verdict(ctx, demand, visible) if visible else None
+            if verdict is None and hidden & held_types:
+                verdict = "held"  # the nodes of that GPU type are taken by the holders listed
             if verdict is None:
                 continue
             evidence.append(
@@ -401,7 +458,64 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 count = ray.node_count or sum(ray.node_groups.values())
                 params["node"] = f"{count} node(s), {ray.totals.get(short, 0.0):g} {short} in total"
         results.append(DemandVerdict(demand, verdict, params, evidence))
+        if type_note is not None:
+            results.append(type_note)
     return results
+
+
+def _in_group_verdict(
+    ray: RayState, demand: Demand, need: dict[str, float], params: dict[str, str], evidence: list[Evidence]
+) -> DemandVerdict:
+    """Work scheduled into a placement group runs only on its group's bundles, whatever is free
+    elsewhere; when it waits while its group exists, the group's own work holds the bundles (5)."""
+    scarce = sorted(need, key=lambda k: (k in ("CPU", "memory"), -ray.reserved.get(k, 0.0)))[0]
+    reserved, in_use = ray.reserved.get(scarce, 0.0), ray.reserved_used.get(scarce, 0.0)
+    created = [g for g in ray.placement_groups if g.state == "CREATED"]
+    if not reserved and created:
+        reserved = sum(b.get(scarce, 0.0) for g in created for b in g.bundles)
+    free = cluster_free(ray).get(scarce) if ray.totals else None
+    params.update(
+        resource=scarce,
+        needed=f"{need[scarce]:g}",
+        reserved=f"{reserved:g}" if reserved else "?",
+        reserved_used=f"{in_use:g}" if ray.reserved else "?",
+        available="?" if free is None else f"{max(free, 0.0):g}",
+        holders="; ".join(
+            f"placement group {g.name or g.placement_group_id} "
+            f"{' + '.join(format_shape(b) for b in g.bundles)} ({g.strategy})"
+            for g in created[:5]
+        )
+        or "not listed",
+    )
+    if ray.reserved:
+        evidence.append(
+            Evidence(
+                source="ray status",
+                text=f"{in_use:g} used of {ray.reserved.get(scarce, 0.0):g} reserved in placement groups",
+            )
+        )
+    return DemandVerdict(demand, "held-in-group", params, evidence)
+
+
+def _unconfirmed_verdict(
+    ray: RayState, demand: Demand, rest: dict[str, float], params: dict[str, str], evidence: list[Evidence]
+) -> DemandVerdict:
+    """An ``accelerator_type:`` demand whose other resources are free, read from plain totals."""
+    gpus_used = ray.used.get("GPU", 0.0)
+    params["gpus_used"] = f"{gpus_used:g}"
+    params["gpus_total"] = f"{ray.totals.get('GPU', 0.0):g}"
+    free = cluster_free(ray)
+    evidence.append(
+        Evidence(
+            source="ray status",
+            text="; ".join(
+                f"{k} {ray.used.get(k, 0.0):g}/{ray.totals.get(k, 0.0):g} used" for k in sorted(rest)
+            )
+            or "no accelerator_type: totals listed",
+        )
+    )
+    params["available"] = format_shape({k: free.get(k, 0.0) for k in rest}) if rest else "{}"
+    return DemandVerdict(demand, "gpu-type-unconfirmed", params, evidence)
 
 
 def _merged_totals(nodes: list[RayNode]) -> dict[str, float]:
@@ -429,6 +543,15 @@ def _registers_no_gpu(
         return False
     rest = {k: v for k, v in need.items() if k != "GPU"}
     if not (fits(totals, rest) if totals else any(fits(n.resources_total, rest) for n in nodes)):
+        return False
+    if any(
+        k not in ("CPU", "memory", "object_store_memory")
+        and not k.startswith("node:")
+        and not is_gpu_type_resource(k)
+        for k in rest
+    ):
+        # It pairs the GPU with a resource that GPU-less nodes register (an Inferentia or TPU
+        # host, a custom label): those nodes are right to have no GPU, the request is what is wrong.
         return False
     registered = totals.get("GPU", 0.0) + sum(n.resources_total.get("GPU", 0.0) for n in nodes)
     if registered <= 0:
@@ -508,6 +631,11 @@ class DemandParams(BaseModel):
 
 DEMAND_PROVIDES = (
     "demand",
+    "rest",
+    "reserved",
+    "reserved_used",
+    "gpus_used",
+    "gpus_total",
     "count",
     "resource",
     "needed",

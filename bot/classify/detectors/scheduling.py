@@ -9,6 +9,7 @@ only a pasted event, from the scheduler's own reasons.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -53,7 +54,13 @@ Verdict = Literal[
     "gpu-not-advertised",
     "unknown-resource",
     "gpu-label-missing",
+    "node-condition",
+    "gpu-unconfirmed",
 ]
+
+# What the paste reader names a node pasted without ``Name:`` (``(pasted node)``, ``(pasted node 2)``):
+# no command can be filled with it.
+UNNAMED_NODE_PREFIX = "(pasted node"
 
 FIT_PROVIDES = (
     "pod",
@@ -74,6 +81,9 @@ FIT_PROVIDES = (
     "gpu_value",
     "known_values",
     "group",
+    "condition",
+    "gpu_node",
+    "plugin_namespace",
 )
 
 
@@ -290,6 +300,9 @@ def _constraint_verdict(
         return "taint", params
     if category == "cordoned":
         return "cordoned", params
+    if category == "node-condition":
+        params["taint"] = params["condition"] = taint_of(reason)
+        return "node-condition", params
     return "selector", params
 
 
@@ -307,7 +320,7 @@ _CONSTRAINT_VERDICTS: dict[str, Verdict] = {
     "topology": "topology",
     "ports": "ports",
     "taint": "taint",
-    "node-condition": "taint",
+    "node-condition": "node-condition",
 }
 
 
@@ -341,7 +354,29 @@ def _constraint_reading(category: str, counted: dict[str, int]) -> tuple[Verdict
     if category in ("taint", "node-condition"):
         reason = max((r for r in counted if reason_category(r) == category), key=lambda r: counted[r])
         params["taint"] = taint_of(reason)
+        if category == "node-condition":
+            params["condition"] = params["taint"]
     return _CONSTRAINT_VERDICTS[category], params
+
+
+def _gpu_capacity_shown(ctx: Context) -> bool:
+    """Whether any node in the snapshot shows nvidia.com/gpu in its capacity or allocatable."""
+    return ctx.memo(
+        "gpu_capacity_shown",
+        lambda: any(
+            n.allocatable.get(GPU_RESOURCE, 0.0) > 0 or n.capacity.get(GPU_RESOURCE, 0.0) > 0
+            for n in ctx.kube.nodes
+        ),
+    )
+
+
+def _unconfirmed_gpu_params(ctx: Context) -> dict[str, str]:
+    """Names for the commands that settle capacity (1) against a GPU node that advertises none (3)."""
+    named = [n for n in ctx.kube.nodes if not n.name.startswith(UNNAMED_NODE_PREFIX)]
+    gpu_nodes = gpu_node_names(ctx)
+    shown = [n.name for n in named if n.name in gpu_nodes] or [n.name for n in named]
+    plugin = next((p.namespace for p in ctx.kube.device_plugin_pods if p.namespace), "")
+    return {"gpu_node": ", ".join(shown[:3]), "plugin_namespace": plugin, "resource": GPU_RESOURCE}
 
 
 def _from_message(
@@ -375,11 +410,17 @@ def _from_message(
     shortage = _resource_verdict(ctx, pod, counted)
     if shortage[0] in ("gpu-not-advertised", "unknown-resource"):
         return [shortage, *readings]
+    shortages = [shortage]
+    if shortage == ("insufficient", {"resource": GPU_RESOURCE}) and not _gpu_capacity_shown(ctx):
+        # ``Insufficient nvidia.com/gpu`` is also what a GPU node that advertises no GPU at all
+        # gets: without any node's allocatable in the paste the two cannot be told apart, so the
+        # second reading is reported too, with the commands that settle it.
+        shortages.append(("gpu-unconfirmed", _unconfirmed_gpu_params(ctx)))
     extended = "/" in shortage[1].get("resource", "")
     constraint_first = any(c in _AFTER_RESOURCES for c, _ in constraints) or (
         extended and any(c in _KEEPS_OUT for c, _ in constraints)
     )
-    return [*readings, shortage] if constraint_first else [shortage, *readings]
+    return [*readings, *shortages] if constraint_first else [*shortages, *readings]
 
 
 def _reasons_by_resource(reasons: Counter[str]) -> str:
@@ -573,3 +614,65 @@ def pending_pod_fit(ctx: Context, rule: Rule) -> Iterable[Hit]:
         if fit.verdict == wanted:
             severity: Severity | None = "warning" if fit.secondary else None
             yield Hit(_pod_subject(fit.pod), tuple(fit.evidence), fit.params, severity)
+
+
+_GPU_SHORTAGE = re.compile(r"insufficient nvidia\.com/gpu", re.IGNORECASE)
+
+
+def _gpu_shortage_said(ctx: Context) -> Evidence | None:
+    """The scheduler's (or the reporter's) ``Insufficient nvidia.com/gpu``, wherever it was pasted."""
+    for event in ctx.kube.events:
+        if _GPU_SHORTAGE.search(event.message):
+            return Evidence(source=f"event {event.reason or 'FailedScheduling'}", text=event.message)
+    for text in ctx.iter_texts():
+        if _GPU_SHORTAGE.search(text.text):
+            return Evidence(source=text.source, text=text.text[:600])
+    return None
+
+
+def _gpu_containers(pod: Pod) -> list[tuple[str, float]]:
+    return [
+        (c.name, amount)
+        for c in pod.containers
+        if (amount := c.limits.get(GPU_RESOURCE, c.requests.get(GPU_RESOURCE, 0.0))) > 0
+    ]
+
+
+@detector("gpu_split_over_containers", ("pod", "containers", "total", "largest_node"))
+def gpu_split_over_containers(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """A Pod whose containers each ask for GPUs, refused for GPUs: the requests add up per Pod.
+
+    Every container's ``nvidia.com/gpu`` limit is its own devices (GPUs are not shared between
+    containers), so two containers with one GPU each need a node with two free. When the nodes in
+    the snapshot show one with that many allocatable, the sum is not what holds the Pod.
+    """
+    pods = [p for p in ctx.kube.pods if not p.node_name and len(_gpu_containers(p)) > 1]
+    if not pods:
+        return
+    said = _gpu_shortage_said(ctx)
+    if said is None:
+        return
+    largest = _largest(ctx, GPU_RESOURCE)
+    most = largest.allocatable.get(GPU_RESOURCE, 0.0) if largest is not None else 0.0
+    for pod in pods:
+        containers = _gpu_containers(pod)
+        total = sum(amount for _, amount in containers)
+        if most >= total:
+            continue
+        evidence = [
+            Evidence(source=f"pod {pod.name} container {name}", text=f"limits: {GPU_RESOURCE}: {amount:g}")
+            for name, amount in containers[:4]
+        ]
+        yield Hit(
+            _pod_subject(pod),
+            (*evidence, said),
+            {
+                "pod": pod.name,
+                "namespace": pod.namespace,
+                "containers": ", ".join(f"{name} ({amount:g})" for name, amount in containers),
+                "total": f"{total:g}",
+                "largest_node": (
+                    f"{largest.name} ({most:g} {GPU_RESOURCE} allocatable)" if largest and most > 0 else ""
+                ),
+            },
+        )

@@ -133,6 +133,10 @@ def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
         if found is None:
             found = (_facts(text, groups, line), [])
             grouped[subject] = found
+        else:
+            # A later line may name what the first did not (the node id after `Raylet is terminated`).
+            for key, value in groups.items():
+                found[0].setdefault(key, value)
         if len(found[1]) < MAX_EVIDENCE_PER_SUBJECT:
             where = f"{text.source} {text.pod}" if text.pod else text.source
             quoted = groups.get(params.quote, line) if params.quote else line

@@ -162,13 +162,23 @@ def _ray_nodes(nodes: list[RayNode]) -> list[RayNode]:
     """The same node reported by repeated warnings is kept once, as last reported."""
     by_key: dict[str, RayNode] = {}
     for index, node in enumerate(nodes):
-        by_key[node.node_id or node.node_ip or f"#{index}"] = node
+        key = node.node_id or node.node_ip or f"#{index}"
+        # ``ray list nodes`` and ``ray status -v`` each give part of a node: keep both parts.
+        by_key[key] = _fill(node, by_key[key]) if key in by_key else node
     return list(by_key.values())
 
 
 def _ray(found: Found) -> RayState | None:
     status = found.ray_status
-    if not (status or found.ray_nodes or found.demands or found.node_types or found.serve_applications):
+    if not (
+        status
+        or found.ray_nodes
+        or found.demands
+        or found.node_types
+        or found.serve_applications
+        or found.ray_actors
+        or found.placement_groups
+    ):
         return None
     return RayState(
         version=found.ray_version,
@@ -179,8 +189,13 @@ def _ray(found: Found) -> RayState | None:
         node_groups=status.node_groups if status else {},
         pending_nodes=status.pending_nodes if status else [],
         recent_failures=status.recent_failures if status else [],
+        reserved=status.reserved if status else {},
+        reserved_used=status.reserved_used if status else {},
+        accelerator_types_hidden=status.hides_accelerator_types if status else False,
         demands=found.demands,
         node_types=found.node_types,
+        actors=found.ray_actors,
+        placement_groups=found.placement_groups,
         serve_applications=found.serve_applications,
     )
 

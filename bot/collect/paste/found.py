@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.snapshot.kubernetes import Event, Node, Pod
 from bot.snapshot.model import TextLine
-from bot.snapshot.ray import Demand, NodeType, RayNode, ServeApplication
+from bot.snapshot.ray import Demand, NodeType, PlacementGroup, RayActor, RayNode, ServeApplication
 
 MAX_TEXTS = 2000
 MAX_OBJECTS = 5000
@@ -52,6 +52,10 @@ class RayStatusFigures:
     node_groups: dict[str, int] = field(default_factory=dict)
     pending_nodes: list[str] = field(default_factory=list)
     recent_failures: list[str] = field(default_factory=list)
+    reserved: dict[str, float] = field(default_factory=dict)
+    reserved_used: dict[str, float] = field(default_factory=dict)
+    # A plain ``ray status`` (2.4+) leaves ``accelerator_type:`` out of its totals.
+    hides_accelerator_types: bool = False
 
 
 @dataclass
@@ -71,6 +75,11 @@ class Found:
     ray_version: str | None = None
     ray_nodes: list[RayNode] = field(default_factory=list)
     demands: list[Demand] = field(default_factory=list)
+    ray_actors: list[RayActor] = field(default_factory=list)
+    placement_groups: list[PlacementGroup] = field(default_factory=list)
+    # ``ray.cluster_resources()`` / ``ray.available_resources()`` printouts, kept until both are seen.
+    ray_totals: dict[str, float] = field(default_factory=dict)
+    ray_available: dict[str, float] | None = None
     node_types: list[NodeType] = field(default_factory=list)
     serve_applications: list[ServeApplication] = field(default_factory=list)
     texts: list[TextLine] = field(default_factory=list)
@@ -118,6 +127,14 @@ class Found:
     def add_ray_node(self, node: RayNode) -> None:
         if self._room("ray nodes", len(self.ray_nodes)):
             self.ray_nodes.append(node)
+
+    def add_ray_actor(self, actor: RayActor) -> None:
+        if self._room("ray actors", len(self.ray_actors)):
+            self.ray_actors.append(actor)
+
+    def add_placement_group(self, group: PlacementGroup) -> None:
+        if self._room("placement groups", len(self.placement_groups)):
+            self.placement_groups.append(group)
 
     def add_demand(self, demand: Demand) -> None:
         """Repeated log lines repeat the same demand; it is kept once."""

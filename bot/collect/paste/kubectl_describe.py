@@ -368,7 +368,24 @@ def _pod(top: dict[str, _Entry], found: Found, namespace: str | None) -> None:
     if pod is not None:
         found.add_pod(PodRecord(pod=pod, source=PodSource.DESCRIBE, namespace_known=bool(ns)))
         found.recognise(POD_FORMAT)
+    else:
+        _keep_gpu_lines(top, found)
     _events(top.get("Events"), ns, "Pod" if name else None, name or None, found)
+
+
+# Spec fields of a pod whose describe was pasted without its ``Name:`` (a Tolerations block beside a
+# node's Capacity, say): no pod can be built, but what they say about GPUs is kept as text.
+_GPU_SPEC_KEYS = ("Tolerations", "Node-Selectors", "Containers", "Init Containers")
+
+
+def _keep_gpu_lines(top: dict[str, _Entry], found: Found) -> None:
+    for key in _GPU_SPEC_KEYS:
+        entry = top.get(key)
+        if entry is None:
+            continue
+        for line in (entry.raw, *entry.descendants()):
+            if "nvidia.com/gpu" in line:
+                found.add_text(line)
 
 
 def _taints(entry: _Entry | None) -> list[dict[str, str]]:
@@ -436,6 +453,8 @@ def parse(lines: Sequence[str], found: Found, namespace: str | None) -> list[str
             _node({k: v for k, v in top.items() if k in _NODE_KEYS}, found)
         elif keys & _NODE_KEYS:
             _node(top, found)
+            # A pod's Tolerations pasted just above a node's Capacity, with no ``Name:`` between.
+            _keep_gpu_lines(top, found)
         elif keys & _POD_KEYS:
             _pod(top, found, namespace)
         elif "Events" in keys:

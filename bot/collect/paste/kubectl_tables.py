@@ -8,7 +8,19 @@ pod (phase, a synthetic container status carrying the reason, a Ready condition)
 against live snapshots work on pasted ones. The column itself is kept in ``display_status``.
 
 Tables are read with or without their header row (people often copy only the rows), with or
-without a NAMESPACE column, and with or without ``-o wide`` columns.
+without a NAMESPACE column (``-A``), with or without the ``-o wide`` columns (IP, NODE, NOMINATED
+NODE, READINESS GATES), and with the ``pod/`` or ``raycluster.ray.io/`` prefix kubectl puts before
+each name when several kinds are asked at once (``kubectl get pods,svc``, ``kubectl get
+raycluster,rayjob``). STATUS is any reason kube-apiserver's printer writes: a phase, a container's
+waiting or terminated reason, ``Init:N/M``, ``Init:<reason>``, ``ExitCode:N``/``Signal:N`` (also
+after ``Init:``), ``NotReady``, ``SchedulingGated``, ``Terminating``, ``Unknown``.
+
+The KubeRay tables are the CRDs' printer columns, read by header position so that empty cells stay
+empty: RayCluster ``DESIRED WORKERS``/``AVAILABLE WORKERS``/``STATUS`` (KubeRay 0.5+), with ``CPUS``,
+``MEMORY``, ``GPUS`` (1.1+) and, with ``-o wide``, ``TPUS``, ``HEAD POD IP``, ``HEAD SERVICE IP``;
+RayJob ``JOB STATUS``/``DEPLOYMENT STATUS`` (1.1+) and ``RAY CLUSTER NAME`` (1.2+); RayService
+``SERVICE STATUS``/``NUM SERVE ENDPOINTS`` (1.1+). Before those releases a KubeRay table is only
+NAME and AGE, which says nothing to read.
 """
 
 from __future__ import annotations
@@ -32,15 +44,19 @@ PODS_FORMAT = "kubectl get pods"
 RAY_RESOURCES_FORMAT = "kubectl get (KubeRay resources)"
 
 _NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+# ``kubectl get pods,svc`` writes ``pod/NAME``; ``kubectl get raycluster,rayjob`` ``raycluster.ray.io/NAME``.
+_KIND_PREFIX = re.compile(r"^[a-z][a-z0-9]*(?:\.[a-z0-9][-a-z0-9.]*)?/")
 _POD_HEADER = re.compile(r"^\s*(NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b")
 _POD_ROW = re.compile(
-    rf"^\s*(?:(?P<ns>{_NAME})\s+)?(?P<name>{_NAME})\s+(?P<ready>\d+/\d+)\s+(?P<status>[A-Za-z][\w:/.-]*)\s+"
+    rf"^\s*(?:(?P<ns>{_NAME})\s+)?(?:pods?/)?(?P<name>{_NAME})\s+(?P<ready>\d+/\d+)\s+(?P<status>[A-Za-z][\w:/.-]*)\s+"
     r"(?P<restarts>\d+)(?:\s+\((?P<last>[^()]*)\))?\s+(?P<age>\S+)(?P<rest>(?:\s+\S+)*)\s*$"
 )
 # ``-o wide`` adds IP and NODE after AGE; ``-L``/``--show-labels`` add other columns there instead.
 _IP_OR_NONE = re.compile(r"^(?:<none>|\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:]+)$")
 AGE = re.compile(r"^(?:<unknown>|<invalid>|\d+(?:\.\d+)?[smhdy](?:\d+[smhdy])*)$")
-_STATUS = re.compile(r"^(?:Init:)?(?:[A-Z][A-Za-z]+|\d+/\d+|(?:Signal|ExitCode):\d+)$")
+_STATUS = re.compile(r"^(?:Init:)?(?:[A-Z][A-Za-z]+|\d+/\d+|(?:Signal|ExitCode):-?\d+)$")
+# A container that ended without a reason: the printer writes its exit code or signal instead.
+_EXIT = re.compile(r"^(?:Signal|ExitCode):-?\d+$")
 
 WAITING_REASONS = frozenset(
     {
@@ -83,6 +99,11 @@ def _none(value: str | None) -> str | None:
     return None if value is None or value in {"<none>", "<unknown>", "", "-"} else value
 
 
+def _exit_code(reason: str) -> int | None:
+    """The exit code in ``ExitCode:137`` (a signal is not an exit code)."""
+    return int(reason.split(":", 1)[1]) if reason.startswith("ExitCode:") else None
+
+
 def pod_from_row(
     *,
     name: str,
@@ -108,7 +129,7 @@ def pod_from_row(
                 ContainerStatus(name="(unknown)", init=True, state="running", restart_count=restarts)
             )
         else:
-            state = "terminated" if reason in TERMINATED_REASONS else "waiting"
+            state = "terminated" if reason in TERMINATED_REASONS or _EXIT.match(reason) else "waiting"
             statuses.append(
                 ContainerStatus(
                     name="(unknown)", init=True, state=state, reason=reason, restart_count=restarts
@@ -120,7 +141,7 @@ def pod_from_row(
         statuses.append(
             ContainerStatus(name="(unknown)", state="waiting", reason=reason, restart_count=restarts)
         )
-    elif reason in TERMINATED_REASONS:
+    elif reason in TERMINATED_REASONS or _EXIT.match(reason):
         phase = "Succeeded" if reason == "Completed" else ("Running" if restarts > 0 else "Failed")
         statuses.append(
             ContainerStatus(
@@ -128,11 +149,15 @@ def pod_from_row(
                 state="terminated",
                 reason=reason,
                 restart_count=restarts,
+                exit_code=_exit_code(reason),
                 last_terminated_reason=reason,
             )
         )
     elif reason in {"Running", "Pending", "Succeeded", "Unknown"}:
         phase = reason
+    elif reason == "NotReady":
+        # A container still runs while another completed and the Pod is not Ready.
+        phase = "Running"
     elif reason == "Terminating":
         phase, deleting = "Running", True
     elif reason in _FAILED:
@@ -216,6 +241,11 @@ def is_ray_resources_start(lines: Sequence[str], i: int) -> bool:
     return bool(_RAY_HEADER.match(lines[i]))
 
 
+def object_name(cell: str) -> str:
+    """A NAME cell without the ``kind.group/`` prefix of a several-kinds ``kubectl get``."""
+    return _KIND_PREFIX.sub("", cell, count=1)
+
+
 def parse_ray_resources(lines: Sequence[str], start: int, found: Found, namespace: str | None) -> int:
     """``kubectl get rayjob|raycluster|rayservice`` (KubeRay 1.0+ columns), read by header position."""
     columns = header_columns(lines[start])
@@ -225,7 +255,9 @@ def parse_ray_resources(lines: Sequence[str], start: int, found: Found, namespac
         values = slice_row(lines[i], columns)
         if values is None:
             break
-        name = values["NAME"]
+        name = object_name(values["NAME"])
+        if not name:
+            break
         ns = values.get("NAMESPACE") or namespace or "default"
         if "JOB STATUS" in names or "DEPLOYMENT STATUS" in names:
             job = RayJobObject(

@@ -119,9 +119,14 @@ def _helm_values_fragment(doc: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"kind": "RayCluster", "metadata": {"name": UNNAMED_RAYCLUSTER}, "spec": spec}
 
 
-# Keys of a RayCluster's ``status`` (and of the copy a RayJob keeps in ``status.rayClusterStatus``).
+# Keys of a RayCluster's ``status`` (and of the copy a RayJob or RayService keeps in
+# ``rayClusterStatus``), every KubeRay release: 0.x/1.0 ``state`` (ready, unhealthy, failed),
+# ``reason``, ``availableWorkerReplicas``; 1.1+ the desired resources and ``stateTransitionTimes``;
+# 1.2+ ``readyWorkerReplicas`` and ``conditions`` (HeadPodReady, RayClusterProvisioned,
+# ReplicaFailure; 1.3+ RayClusterSuspending/RayClusterSuspended).
 _RAYCLUSTER_STATUS_KEYS = frozenset(
     {
+        "stateTransitionTimes",
         "desiredCPU",
         "desiredGPU",
         "desiredMemory",
@@ -137,7 +142,13 @@ _RAYCLUSTER_STATUS_KEYS = frozenset(
     }
 )
 _RAYJOB_STATUS_KEYS = frozenset(
-    {"jobDeploymentStatus", "jobStatus", "rayClusterName", "rayClusterStatus", "jobId"}
+    {"jobDeploymentStatus", "jobStatus", "rayClusterName", "rayClusterStatus", "jobId", "dashboardURL"}
+)
+# A RayService's: ``serviceStatus`` (0.x–1.2 a phase such as WaitForServeDeploymentReady or
+# FailedToGetOrCreateRayCluster; 1.3+ only ``Running`` or empty, with ``conditions`` Ready and
+# UpgradeInProgress), and the active and pending clusters' application statuses.
+_RAYSERVICE_STATUS_KEYS = frozenset(
+    {"serviceStatus", "activeServiceStatus", "pendingServiceStatus", "numServeEndpoints"}
 )
 UNNAMED_POD = "(pasted pod)"
 
@@ -152,7 +163,20 @@ def _status_fragment(doc: Mapping[str, Any], found: Found) -> bool:
     metadata: dict[str, Any] = dict(raw_metadata) if isinstance(raw_metadata, Mapping) else {}
     keys = set(map(str, status))
     added = False
-    if keys & _RAYJOB_STATUS_KEYS:
+    if keys & _RAYSERVICE_STATUS_KEYS:
+        service = {
+            "kind": "RayService",
+            "metadata": {"name": "(pasted rayservice)", **metadata},
+            "status": status,
+        }
+        added = _add_kubernetes_object(service, "RayService", found)
+        for part in ("activeServiceStatus", "pendingServiceStatus"):
+            cluster_status = dig(status, part, "rayClusterStatus")
+            name = dig(status, part, "rayClusterName")
+            if isinstance(cluster_status, Mapping) and cluster_status and name:
+                cluster = {"kind": "RayCluster", "metadata": {"name": name}, "status": cluster_status}
+                added = _add_kubernetes_object(cluster, "RayCluster", found) or added
+    elif keys & _RAYJOB_STATUS_KEYS:
         job = {"kind": "RayJob", "metadata": {"name": "(pasted rayjob)", **metadata}, "status": status}
         added = _add_kubernetes_object(job, "RayJob", found)
         cluster_status = status.get("rayClusterStatus")

@@ -27,8 +27,12 @@ Several components speak here, each in its own notation:
   available: {...}``;
 * Ray before 0.5: ``Could not find a node with enough GPUs or other resources to create this
   actor. The local scheduler information is [{... 'NumCPUs': 32.0, 'NumGPUs': 1.0 ...}]``;
-* the raylet/GCS client and ``ray start``: connection failures and version mismatches, kept as
-  text for the connectivity rules.
+* the raylet/GCS client, ``ray start`` and Ray Client: connection failures, nodes the GCS marked
+  dead (missed heartbeats or health checks, a raylet that died) and version mismatches, kept as text
+  for the connectivity rules;
+* what fails after placement: a runtime_env that cannot be built, worker processes the raylet
+  started that never registered, an actor whose constructor raised, a Serve controller that cannot
+  update its deployments, kept as text for the application rules.
 
 These messages wrap over several lines and are often cut mid-way; ``starts_message`` and
 ``continues_message`` let the line reader join them into one logical line first, and the readers
@@ -52,6 +56,7 @@ from bot.snapshot.ray import Demand, RayNode
 SCHEDULER_FORMAT = "ray scheduling warning"
 AUTOSCALER_FORMAT = "ray autoscaler message"
 CONNECTION_FORMAT = "ray connection messages"
+APPLICATION_FORMAT = "ray application failure messages"
 TUNE_FORMAT = "ray tune resource warning"
 TUNE_STATUS_FORMAT = "ray tune status table"
 SERVE_FORMAT = "ray serve controller message"
@@ -91,7 +96,18 @@ _CONNECTION = re.compile(
     r"failed to connect to gcs|unable to connect to gcs|failed to get cluster id from gcs|"
     r"gcs (?:server|client).{0,40}(?:unavailable|timed? ?out|failed)|version mismatch|"
     r"could not connect to (?:the )?(?:ray )?cluster|could not find any running ray instance|"
-    r"\bray start\b.{0,2000}--address"
+    r"\bray start\b.{0,2000}--address|has been marked dead because the|missing too many heartbeats|"
+    r"health check failed for node|this node is disconnected|"
+    r"raylet is terminated\. termination is unexpected|local raylet died|ray client connection timeout|"
+    r"python minor versions differ between client|"
+    r"client ray installation incompatible"
+)
+# Failures after the work was placed (runtime env, worker start, constructor, Serve controller).
+_APPLICATION = re.compile(
+    r"failed to set ?up runtime env|runtimeenvsetuperror|runtime_env setup failed|"
+    r"runtime env failed to be created|could not find conda environment|"
+    r"some workers of the worker process\(\d+\) have not|error raised in its creation task|"
+    r"exception updating (?:backend|deployment|application) state"
 )
 _NUM = r"\d+(?:\.\d+)?"
 # Tune's and Train's insufficient-resources warnings (Ray 1.x-2.x): the request with the totals.
@@ -443,8 +459,12 @@ def read_message(text: str, found: Found) -> bool:
     recognised = _read_serve(text, found) or recognised
     recognised = _read_legacy_actor(text, found) or recognised
     recognised = _read_framework(text, found) or recognised
-    if _CONNECTION.search(text.lower()):
+    lowered = text.lower()
+    if _CONNECTION.search(lowered):
         found.recognise(CONNECTION_FORMAT)
+        recognised = True
+    if _APPLICATION.search(lowered):
+        found.recognise(APPLICATION_FORMAT)
         recognised = True
     if version := _VERSION.search(text):
         found.ray_version = version.group(1)

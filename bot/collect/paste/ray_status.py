@@ -123,6 +123,11 @@ def _merged(earlier: RayStatusFigures | None, later: RayStatusFigures) -> RaySta
         node_groups=later.node_groups or earlier.node_groups,
         pending_nodes=later.pending_nodes or earlier.pending_nodes,
         recent_failures=later.recent_failures or earlier.recent_failures,
+        reserved=later.reserved or earlier.reserved,
+        reserved_used=later.reserved_used or earlier.reserved_used,
+        hides_accelerator_types=later.hides_accelerator_types
+        if later.totals
+        else earlier.hides_accelerator_types,
     )
 
 
@@ -140,6 +145,11 @@ def parse(lines: Sequence[str], found: Found) -> list[str]:
         node_groups=status.node_groups,
         pending_nodes=status.pending_nodes,
         recent_failures=status.recent_failures,
+        reserved=status.reserved,
+        reserved_used=status.reserved_used,
+        hides_accelerator_types=bool(status.totals)
+        and not status.verbose
+        and not any(name.startswith("accelerator_type:") for name in status.totals),
     )
     if status.recognised or status.nodes:
         found.ray_status = _merged(found.ray_status, figures)

@@ -20,6 +20,7 @@ from bot.collect.paste import (
     kubectl_tables,
     loose_lines,
     manifests,
+    ray_state_tables,
     ray_status,
     shell,
     yaml_blocks,
@@ -67,7 +68,10 @@ class _Scanner:
             return i + 1
         if json_blocks.is_start(lines, i):
             block = json_blocks.read(lines, i)
-            if block.parsed and manifests.read_document(block.value, found):
+            if block.parsed and (
+                manifests.read_document(block.value, found)
+                or ray_state_tables.read_json_records(block.value, found)
+            ):
                 self.flush()
                 found.recognise(JSON_FORMAT)
                 if block.repaired:
@@ -80,6 +84,9 @@ class _Scanner:
             self.flush()
             self.loose(ray_status.parse(lines[i:end], found))
             return end
+        if ray_state_tables.is_start(lines, i):
+            self.flush()
+            return max(i + 1, ray_state_tables.read(lines, i, found))
         if yaml_blocks.start_kind(lines, i) is not None:
             end = yaml_blocks.extent(lines, i)
             documents, repaired = yaml_blocks.load(lines[i:end])
