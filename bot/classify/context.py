@@ -172,6 +172,35 @@ class Context:
         """True when the snapshot lists Ray nodes one by one (not only cluster totals)."""
         return bool(self.ray and self.ray.nodes)
 
+    @cached_property
+    def ray_node_count(self) -> tuple[int, int] | None:
+        """(alive Ray nodes, of them workers), from per-node lines or else the status's count.
+
+        Every Ray cluster has one head node among its alive nodes, whether the source marks it or
+        not, so the workers are the rest. ``None`` when the snapshot holds no count at all.
+        """
+        if self.ray is None:
+            return None
+        if self.ray_nodes_known:
+            alive = len(self.ray_nodes)
+            heads = sum(n.is_head for n in self.ray_nodes)
+        elif self.ray.node_count is not None:
+            alive, heads = self.ray.node_count, 0
+        else:
+            return None
+        return alive, max(0, alive - max(heads, 1))
+
+    @cached_property
+    def ray_gpus_registered(self) -> float | None:
+        """GPUs Ray registers in all, from the cluster totals or the nodes; ``None`` if not read."""
+        if self.ray is None:
+            return None
+        if self.ray.totals:
+            return self.ray.totals.get("GPU", 0.0)
+        if self.ray_nodes:
+            return sum(n.resources_total.get("GPU", 0.0) for n in self.ray_nodes)
+        return None
+
     # --- Text -------------------------------------------------------------------------------
     @cached_property
     def texts(self) -> list[Text]:

@@ -223,6 +223,19 @@ _END = re.compile(r"[\s.!\"'`]+$")
 # 1.2-era resource reasons carry their figures:
 # ``Node didn't have enough resource: CPU, requested: 1000, used: 1420, capacity: 2000``.
 _OLD_AMOUNTS = re.compile(r",\s*(?:requested|used|capacity): -?\d+", re.IGNORECASE)
+# The GKE console's PodUnschedulable notice quotes one scheduler reason per line, without counts:
+# ``Cannot schedule pods: Insufficient cpu.`` (several such lines are one Pod's reasons).
+_CONSOLE = re.compile(
+    r"Cannot schedule pods:\s*(?P<body>.*?)(?=Cannot schedule pods:|\Z)", re.IGNORECASE | re.DOTALL
+)
+# Chat and issue trackers turn a taint key that looks like a host name into a link:
+# ``{[node.example.com/use](http://node.example.com/use): gpu}``; the key is what the tool wrote.
+_AUTOLINK = re.compile(r"\[(?P<text>[^\[\]\s]+)\]\((?:https?://)?(?P=text)/?\)")
+
+
+def unlinked(message: str) -> str:
+    """``message`` with auto-links put back to the text they were made from."""
+    return _AUTOLINK.sub(lambda m: m.group("text"), message) if "](" in message else message
 
 
 def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None] | None:
@@ -239,6 +252,7 @@ def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None
     before it (``had taint {k: v}, that the pod didn't tolerate``), and only a leading one is the
     PreFilter reason that applies to every node.
     """
+    message = unlinked(message)
     if match := _SUMMARY.search(message):
         counts, prefilter = _counted_reasons(match.group("body"))
         return int(match.group("total")), counts, prefilter
@@ -253,6 +267,13 @@ def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None
         return len(per_node), per_reason, None
     if match := _ONE_PREDICATE.search(message):
         return 0, Counter({match.group("reason"): 1}), None
+    if _CONSOLE.search(message):
+        console: Counter[str] = Counter()
+        for body in _CONSOLE.finditer(message):
+            for reason in _split_reasons(_reasons_body(body.group("body").rstrip(" ,"))):
+                counted = _COUNTED.match(reason)
+                console[counted.group("reason") if counted else reason] += 1
+        return 0, console, None
     if match := _BARE_REASONS.search(message):
         counts, prefilter = _counted_reasons(match.group("body"))
         return 0, counts, prefilter
@@ -283,7 +304,7 @@ class ScaleUpRefusal:
 
 
 def parse_scale_up_refusal(message: str) -> ScaleUpRefusal | None:
-    match = _SCALE_UP.search(message)
+    match = _SCALE_UP.search(unlinked(message))
     if match is None:
         return None
     # People shorten the message they quote: ``pod didn't trigger scale-up ... 1 node(s) had ...``.

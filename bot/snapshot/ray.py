@@ -143,6 +143,22 @@ class NodeType(_Model):
     current: int | None = None
 
 
+class TuneTrials(_Model):
+    """Ray Tune's trials by state (``PENDING``, ``RUNNING``, ``TERMINATED``...), as its status
+    output reports them, with the lines of the paste that say so."""
+
+    counts: dict[str, int] = Field(default_factory=dict)
+    quotes: RedactedLines = Field(default_factory=list)
+
+    @property
+    def pending(self) -> int:
+        return self.counts.get("PENDING", 0)
+
+    @property
+    def running(self) -> int:
+        return self.counts.get("RUNNING", 0)
+
+
 class RayState(_Model):
     version: str | None = None
     nodes: list[RayNode] = Field(default_factory=list)
@@ -167,6 +183,7 @@ class RayState(_Model):
     placement_groups: list[PlacementGroup] = Field(default_factory=list)
     serve_applications: list[ServeApplication] = Field(default_factory=list)
     jobs: list[RayJobInfo] = Field(default_factory=list)
+    tune: TuneTrials | None = None
 
     @property
     def alive_nodes(self) -> list[RayNode]:

@@ -75,7 +75,14 @@ def _check(snapshot: Snapshot) -> None:
     if snapshot.kubernetes is not None:
         k = snapshot.kubernetes
         assert (
-            k.pods or k.nodes or k.events or k.rayclusters or k.rayjobs or k.rayservices or k.resource_quotas
+            k.pods
+            or k.nodes
+            or k.events
+            or k.rayclusters
+            or k.rayjobs
+            or k.rayservices
+            or k.resource_quotas
+            or k.workloads
         )
         assert k.nodes_complete is False
     snapshot.to_json()

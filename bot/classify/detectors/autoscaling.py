@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,7 +33,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.catalogue import Rule
 from bot.classify.context import Context
-from bot.classify.fit import insufficient_resource, parse_scale_up_refusal, reason_category
+from bot.classify.fit import (
+    insufficient_resource,
+    parse_scale_up_refusal,
+    parse_scheduler_message,
+    reason_category,
+)
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 
@@ -141,12 +146,33 @@ def refusal_verdicts(reasons: Counter[str], wouldnt_fit: bool, whole: str | None
     return verdicts
 
 
+def _scheduler_categories(ctx: Context, record: _PodRefusal) -> set[str]:
+    """What kube-scheduler said about the same Pod (a pasted message names none: any Pod's)."""
+    categories: set[str] = set()
+    for event in ctx.kube.events:
+        if event.reason != "FailedScheduling" or (record.pod and event.object_name not in (None, record.pod)):
+            continue
+        parsed = parse_scheduler_message(event.message)
+        if parsed is not None:
+            _, reasons, prefilter = parsed
+            categories |= {reason_category(r) for r in (*reasons, *([prefilter] if prefilter else []))}
+    return categories
+
+
 def _analyse(ctx: Context) -> list[tuple[_PodRefusal, list[Refusal]]]:
-    return [
-        (r, verdicts)
-        for r in _collect(ctx)
-        if (verdicts := refusal_verdicts(r.reasons, r.wouldnt_fit, r.whole))
-    ]
+    analysed = []
+    for record in _collect(ctx):
+        verdicts = refusal_verdicts(record.reasons, record.wouldnt_fit, record.whole)
+        # The bare "it wouldn't fit if a new node is added" is the autoscaler replaying the
+        # scheduler's filters on a template node: when the scheduler says the Pod's volume (a
+        # missing or unbound claim) or its spread or affinity holds it, no new node would take
+        # it either, and that constraint is the answer, not a full node group.
+        bare = verdicts == ["limit"] and not record.reasons and record.whole is None
+        if bare and _scheduler_categories(ctx, record) & _AFTER_RESOURCES:
+            verdicts = ["no-match"]
+        if verdicts:
+            analysed.append((record, verdicts))
+    return analysed
 
 
 @detector("autoscaler_refusal", ("pod", "message", "reasons", "resource"), RefusalParams)
@@ -177,3 +203,155 @@ def autoscaler_refusal(ctx: Context, rule: Rule) -> Iterable[Hit]:
             },
             "warning" if secondary else "critical",
         )
+
+
+# GKE's cluster autoscaler also writes "visibility events" to Cloud Logging (the
+# ``cluster-autoscaler-visibility`` log, and the console's notifications): each reason is a
+# ``messageId`` with ``parameters``, e.g. ``no.scale.up.mig.failing.predicate`` with
+# ``["NodeResourcesFit", "Insufficient cpu"]``. People paste the JSON, the YAML-ish console view
+# (``messageId: "..."`` then ``parameters: [ 0: "nvidia-l4" ]``) or the id alone.
+_MESSAGE_ID = re.compile(r"\b(?P<id>(?:no\.scale\.up|scale\.up\.error)\.[a-z0-9]+(?:\.[a-z0-9]+)*)\b")
+_QUOTED = re.compile(r"\"(?P<value>(?:[^\"\\]|\\.)*)\"|'(?P<single>[^']*)'")
+_PARAMETERS = re.compile(r"\bparameters\b\"?\s*[:=]?\s*\[?(?P<rest>.*)$", re.IGNORECASE)
+_GKE_WINDOW = 8
+GkeReading = Literal["no-scale-up", "pod-constraint", "pod-too-large"]
+
+# The ids whose meaning is the Pod's own node constraints (a label value, machine family, compute
+# class, CPU platform or architecture node auto-provisioning cannot create a node for), by prefix.
+_GKE_POD_CONSTRAINT_IDS = (
+    "no.scale.up.nap.pod.invalid.",
+    "no.scale.up.nap.pod.machine.family.",
+    "no.scale.up.nap.pod.compute.class.",
+    "no.scale.up.nap.pod.autopilot.arch.",
+    "no.scale.up.nap.pod.min.cpu.platform.",
+    "no.scale.up.nap.pod.multiple.min.cpu.platforms",
+    "no.scale.up.nap.pod.gpu.incompatible",
+    "no.scale.up.nap.pod.gpu.request.invalid",
+    "no.scale.up.nap.pod.gpu.failing.predicates",
+    "no.scale.up.nap.pod.gpu.min.cpu.platform.",
+    "no.scale.up.nap.pod.tpu.incompatible",
+    "no.scale.up.nap.pod.tpu.accelerator.count.invalid",
+    "no.scale.up.nap.pod.confidential.",
+    "no.scale.up.nap.pod.workload.separation.",
+    "no.scale.up.nap.pod.arch.",
+    "no.scale.up.nap.pod.machine.config.invalid",
+    "no.scale.up.nap.pod.missing.placement.policy",
+    "no.scale.up.nap.npc.not.found",
+    "no.scale.up.nap.ccc.not.found",
+    "no.scale.up.nap.npc.pod.incompatible",
+    "no.scale.up.nap.ccc.pod.incompatible",
+    "no.scale.up.nap.npc.ccc.both.defined",
+)
+# Ids that carry a scheduler reason as a parameter: that reason decides.
+_GKE_PREDICATE_IDS = ("no.scale.up.mig.failing.predicate", "no.scale.up.nap.pod.zonal.failing.predicates")
+
+
+@dataclass
+class _GkeMessage:
+    message_id: str
+    parameters: list[str]
+    text: str
+
+
+def gke_reading(message_id: str, parameters: Sequence[str]) -> GkeReading:
+    """Which cause a GKE autoscaler message id (with its parameters) stands for."""
+    if message_id in _GKE_PREDICATE_IDS:
+        categories = {reason_category(p) for p in parameters}
+        if "resources" in categories:
+            return "pod-too-large"
+        if categories & (_CONSTRAINTS | {"preemption"}) or message_id.startswith("no.scale.up.nap"):
+            return "pod-constraint"
+        return "no-scale-up"
+    if message_id.startswith(_GKE_POD_CONSTRAINT_IDS):
+        return "pod-constraint"
+    return "no-scale-up"
+
+
+_BARE_VALUE = re.compile(r"^\s*(?:\d+:\s*)?\"(?:[^\"\\]|\\.)*\"\s*,?\s*\]?\s*$")
+
+
+def _values(line: str) -> list[str]:
+    return [
+        m.group("value") if m.group("value") is not None else m.group("single")
+        for m in _QUOTED.finditer(line)
+    ]
+
+
+def _parameters(window: Sequence[str]) -> list[str]:
+    """The values of the ``parameters`` list after a message id, up to its ``]``.
+
+    The list may sit on the id's own line, start on a later ``parameters: [`` line, or (in
+    pasted JSON whose repeated ``"parameters": [`` lines were folded into one) be only the quoted
+    values on the lines that follow; a line with another key, an object brace or another id ends it.
+    """
+    values: list[str] = []
+    started = False
+    for index, line in enumerate(window):
+        if index > 0 and _MESSAGE_ID.search(line):
+            break
+        if not started:
+            match = _PARAMETERS.search(line)
+            if match is not None:
+                started, body = True, match.group("rest")
+            elif index > 0 and _BARE_VALUE.match(line):
+                started, body = True, line
+            elif index > 0 and line.strip() not in ("", ",", "{", "}", "},", "]", "],") and ":" in line:
+                break
+            else:
+                continue
+        elif _BARE_VALUE.match(line):
+            body = line
+        else:
+            break
+        values += _values(body)
+        if "]" in _QUOTED.sub("", body):
+            break
+    return [v for v in values if v][:8]
+
+
+def _gke_messages(ctx: Context) -> list[_GkeMessage]:
+    texts = [t.text for t in ctx.texts]
+    found: list[_GkeMessage] = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    for i, text in enumerate(texts):
+        for match in _MESSAGE_ID.finditer(text):
+            message_id = match.group("id")
+            window = [text[match.end() :], *texts[i + 1 : i + _GKE_WINDOW]]
+            parameters = _parameters(window)
+            key = (message_id, tuple(parameters))
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append(_GkeMessage(message_id, parameters, text.strip()[:600]))
+    return found
+
+
+class GkeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reading: GkeReading
+
+
+@detector("gke_autoscaler_messages", ("message_id", "parameters", "messages"), GkeParams)
+def gke_autoscaler_messages(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """GKE cluster-autoscaler visibility reasons, one finding per reading with every id quoted."""
+    wanted = GkeParams.model_validate(rule.params).reading
+    mine = [
+        m
+        for m in ctx.memo("gke_autoscaler_messages", lambda: _gke_messages(ctx))
+        if gke_reading(m.message_id, m.parameters) == wanted
+    ]
+    if not mine:
+        return
+    described = [
+        f"{m.message_id} ({', '.join(m.parameters)})" if m.parameters else m.message_id for m in mine
+    ]
+    evidence = [Evidence(source="GKE cluster-autoscaler visibility event", text=m.text) for m in mine[:5]]
+    yield Hit(
+        Subject(kind="Text", name=None),
+        tuple(evidence),
+        {
+            "message_id": mine[0].message_id,
+            "parameters": ", ".join(mine[0].parameters) or "none shown",
+            "messages": "; ".join(dict.fromkeys(described)),
+        },
+    )

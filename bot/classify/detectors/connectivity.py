@@ -9,12 +9,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.kubernetes import Pod
+
+
+def _worker_pod_params(pod: Pod) -> dict[str, str]:
+    """The names a worker finding fills its commands with."""
+    return {
+        "pod": pod.name,
+        "namespace": pod.namespace,
+        "pod_ip": pod.pod_ip or "",
+        "group": pod.labels.get(RAY_GROUP_LABEL, ""),
+        "container": _container_name(pod),
+    }
 
 
 def _container_name(pod: Pod) -> str:
@@ -32,84 +47,212 @@ def _head_params(ctx: Context, pod: Pod) -> dict[str, str]:
     }
 
 
-@detector(
-    "worker_not_joined",
-    (
-        "pod",
-        "pod_ip",
-        "group",
-        "container",
-        "ray_nodes",
-        "ready_workers",
-        "head_pod",
-        "head_container",
-        "service",
-        "raycluster",
-    ),
+class JoinParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # ip: a Pod whose IP has no Ray node; count: fewer Ray nodes than running worker Pods, which
+    # ones the paste cannot tell; unready: no Ray layer, but a worker runs unready and restarts.
+    match: Literal["ip", "count", "unready"] = "ip"
+
+
+JOIN_PROVIDES = (
+    "pod",
+    "pod_ip",
+    "group",
+    "container",
+    "ray_nodes",
+    "ready_workers",
+    "head_pod",
+    "head_container",
+    "service",
+    "raycluster",
+    "missing",
+    "alive",
+    "unready",
+    "ready",
+    "restarts",
+    "owner",
 )
-def worker_not_joined(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    if ctx.ray is None:
+
+
+@dataclass
+class _JoinHit:
+    match: str
+    hit: Hit
+
+
+def _running_workers(ctx: Context) -> list[Pod]:
+    return [p for p in ctx.worker_pods if p.phase == "Running" and not p.deleting and ctx.in_scope(p)]
+
+
+def _ready_column(pod: Pod) -> str:
+    """``READY`` as ``kubectl get pods`` prints it, as far as the snapshot knows the containers."""
+    statuses = [s for s in pod.container_statuses if not s.init]
+    if statuses and all(s.name != "(unknown)" for s in statuses):
+        return f"{sum(s.ready for s in statuses)}/{len(statuses)}"
+    return "True" if pod.ready else "False"
+
+
+def _restarts(pod: Pod) -> int:
+    return max((s.restart_count for s in pod.container_statuses if not s.init), default=0)
+
+
+def _pod_line(pod: Pod) -> str:
+    parts = [pod.display_status or pod.phase, _ready_column(pod)]
+    if _restarts(pod):
+        parts.append(f"{_restarts(pod)} restart(s)")
+    if pod.pod_ip:
+        parts.append(f"IP {pod.pod_ip}")
+    return ", ".join(parts)
+
+
+def _by_ip(ctx: Context, running: list[Pod]) -> bool:
+    """Whether Pods and Ray nodes can be matched one by one: every side names its IP."""
+    return (
+        ctx.ray_nodes_known
+        and bool(ctx.ray_nodes)
+        and all(n.node_ip for n in ctx.ray_nodes)
+        and all(p.pod_ip for p in running)
+    )
+
+
+def _ip_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
+    alive_workers = len([n for n in ctx.ray_nodes if not n.is_head])
+    for pod in running:
+        if pod.pod_ip in ctx.ray_nodes_by_ip:
+            continue
+        head = _head_params(ctx, pod)
+        evidence = [
+            Evidence(source=f"pod {pod.name}", text=f"phase Running, Ready {pod.ready}, IP {pod.pod_ip}"),
+            Evidence(
+                source="ray nodes",
+                text=f"{len(ctx.ray_nodes)} alive; IPs: {', '.join(sorted(ctx.ray_nodes_by_ip)) or 'none'}",
+            ),
+        ]
+        evidence += _log_tail(ctx, pod)
+        yield Hit(
+            Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
+            tuple(evidence),
+            {
+                **_worker_pod_params(pod),
+                "ray_nodes": str(alive_workers),
+                "ready_workers": str(len(running)),
+                **head,
+            },
+        )
+
+
+def _count_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
+    counted = ctx.ray_node_count
+    clusters = {p.labels.get(RAY_CLUSTER_LABEL) for p in running}
+    if counted is None or len(clusters) > 1:
+        return  # one Ray status describes one cluster: Pods of several cannot be counted against it
+    alive, joined = counted
+    missing = len(running) - joined
+    if missing <= 0:
         return
-    running = [
-        p for p in ctx.worker_pods if p.phase == "Running" and p.pod_ip and not p.deleting and ctx.in_scope(p)
-    ]
-    alive = len(ctx.ray_nodes) if ctx.ray_nodes_known else ctx.ray.node_count
-    # Worker Pods are compared with worker nodes: the head's Ray node is not one of them.
-    alive_workers = len([n for n in ctx.ray_nodes if not n.is_head]) if ctx.ray_nodes_known else None
-    if ctx.ray_nodes_known:
-        for pod in running:
-            if pod.pod_ip in ctx.ray_nodes_by_ip:
-                continue
-            head = _head_params(ctx, pod)
-            evidence = [
-                Evidence(
-                    source=f"pod {pod.name}",
-                    text=f"phase Running, Ready {pod.ready}, IP {pod.pod_ip}",
-                ),
-                Evidence(
-                    source="ray nodes",
-                    text=f"{alive} alive; IPs: {', '.join(sorted(ctx.ray_nodes_by_ip)) or 'none'}",
-                ),
-            ]
-            evidence += _log_tail(ctx, pod)
-            yield Hit(
-                Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
-                tuple(evidence),
-                {
-                    "pod": pod.name,
-                    "namespace": pod.namespace,
-                    "pod_ip": pod.pod_ip or "",
-                    "group": pod.labels.get(RAY_GROUP_LABEL, ""),
-                    "container": _container_name(pod),
-                    "ray_nodes": str(alive_workers),
-                    "ready_workers": str(len(running)),
-                    **head,
-                },
-            )
-    elif alive is not None and running and ctx.head_pods:
-        # Only totals are known (a pasted `ray status`): compare counts.
-        joined_workers = max(0, alive - 1)
-        if joined_workers < len(running):
-            head = _head_params(ctx, running[0])
-            missing = len(running) - joined_workers
-            yield Hit(
-                Subject(kind="RayCluster", name=head["raycluster"] or None, namespace=running[0].namespace),
-                (
-                    Evidence(source="kubernetes", text=f"{len(running)} worker Pod(s) Running"),
-                    Evidence(source="ray status", text=f"{alive} Ray node(s) including the head"),
-                ),
-                {
-                    "pod": ", ".join(p.name for p in running[:5]),
-                    "namespace": running[0].namespace,
-                    "ray_nodes": str(alive),
-                    "ready_workers": str(len(running)),
-                    "pod_ip": "",
-                    "group": "",
-                    "container": _container_name(running[0]),
-                    "missing": str(missing),
-                    **head,
-                },
-            )
+    # Ray's readiness probe and a worker that cannot join fail together: unready Pods go first.
+    unready = [p for p in running if not p.ready]
+    candidates = unready if len(unready) == missing else running
+    head = _head_params(ctx, running[0])
+    named = ", ".join(p.name for p in candidates[:8]) + (" …" if len(candidates) > 8 else "")
+    evidence = [Evidence(source=f"pod {p.name}", text=_pod_line(p)) for p in running[:8]]
+    evidence.append(
+        Evidence(
+            source="ray status" if not ctx.ray_nodes_known else "ray nodes",
+            text=f"{alive} node(s) alive, the head included",
+        )
+    )
+    for pod in candidates[:3]:
+        evidence += _log_tail(ctx, pod)
+    yield Hit(
+        Subject(kind="RayCluster", name=head["raycluster"] or None, namespace=running[0].namespace),
+        tuple(evidence),
+        {
+            "pod": named,
+            "namespace": running[0].namespace,
+            "ray_nodes": str(joined),
+            "alive": str(alive),
+            "ready_workers": str(len(running)),
+            "missing": str(missing),
+            "unready": ", ".join(p.name for p in unready[:8]) or "—",
+            "group": candidates[0].labels.get(RAY_GROUP_LABEL, ""),
+            "container": _container_name(candidates[0]),
+            **head,
+        },
+    )
+
+
+_OWNER_WAITING = {"Initializing", "Pending", "Waiting", "New", ""}
+
+
+def _owner_waiting(ctx: Context, pod: Pod) -> str:
+    """The RayJob, RayService or RayCluster of ``pod`` that is still waiting for its cluster."""
+    cluster = pod.labels.get(RAY_CLUSTER_LABEL)
+    if not cluster:
+        return ""
+    for job in ctx.kube.rayjobs:
+        if job.cluster_name == cluster and (job.deployment_status or "") in _OWNER_WAITING:
+            return f"RayJob {job.name} {job.deployment_status or 'has no deployment status'}"
+    for service in ctx.kube.rayservices:
+        if service.cluster_name == cluster and (service.service_status or "") != "Running":
+            return f"RayService {service.name} {service.service_status or 'not running'}"
+    raycluster = ctx.raycluster_for(pod)
+    if raycluster is not None and (raycluster.state or "").lower() != "ready":
+        return f"RayCluster {raycluster.name} {raycluster.state or 'not ready'}"
+    return ""
+
+
+def _unready_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
+    for pod in running:
+        failing = any(
+            s.reason or s.last_terminated_reason == "OOMKilled" for s in pod.container_statuses if not s.init
+        )
+        if pod.ready or failing or (pod.display_status or "Running") != "Running":
+            continue  # Ready, or failing for a reason of its own (the Pod-health rules say which)
+        head_pod = ctx.head_pod_for(pod.labels.get(RAY_CLUSTER_LABEL), pod.namespace)
+        if head_pod is not None and not head_pod.ready:
+            continue  # the head is the problem: ray-head-not-ready
+        owner = _owner_waiting(ctx, pod)
+        restarts = _restarts(pod)
+        if not (restarts or owner):
+            continue  # a worker still starting up
+        head = _head_params(ctx, pod)
+        evidence = [Evidence(source=f"pod {pod.name}", text=_pod_line(pod))]
+        if head_pod is not None:
+            evidence.append(Evidence(source=f"pod {head_pod.name}", text=_pod_line(head_pod)))
+        if owner:
+            evidence.append(Evidence(source=owner.split(" ", 2)[0].lower(), text=owner))
+        evidence += _log_tail(ctx, pod)
+        yield Hit(
+            Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
+            tuple(evidence),
+            {
+                **_worker_pod_params(pod),
+                "ready": _ready_column(pod),
+                "restarts": str(restarts),
+                "owner": owner,
+                **head,
+            },
+        )
+
+
+def _join_hits(ctx: Context) -> list[_JoinHit]:
+    running = _running_workers(ctx)
+    if not running:
+        return []
+    if ctx.ray is None:
+        return [_JoinHit("unready", hit) for hit in _unready_hits(ctx, running)]
+    if _by_ip(ctx, running):
+        return [_JoinHit("ip", hit) for hit in _ip_hits(ctx, running)]
+    return [_JoinHit("count", hit) for hit in _count_hits(ctx, running)]
+
+
+@detector("worker_not_joined", JOIN_PROVIDES, JoinParams)
+def worker_not_joined(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = JoinParams.model_validate(rule.params).match
+    for found in ctx.memo("worker_not_joined", lambda: _join_hits(ctx)):
+        if found.match == wanted:
+            yield found.hit
 
 
 _CONNECTION_HINT = re.compile(
@@ -128,20 +271,61 @@ def _log_tail(ctx: Context, pod: Pod) -> list[Evidence]:
     return [Evidence(source=f"log {pod.name}", text=line) for line in lines[-3:]]
 
 
-@detector("head_not_ready", ("pod", "container", "reason", "raycluster", "service"))
+def _waits_for_head(pod: Pod) -> bool:
+    """A worker held back by its head: in its init containers (KubeRay's ``wait-gcs-ready``), or
+    running unready."""
+    if pod.deleting or pod.terminated:
+        return False
+    if (pod.display_status or "").startswith("Init:") or any(
+        s.init and s.state != "terminated" for s in pod.container_statuses
+    ):
+        return True
+    return pod.phase == "Running" and not pod.ready
+
+
+def _head_failure(pod: Pod) -> str:
+    """What keeps a head container down, as its status says (``CrashLoopBackOff``, ``OOMKilled``)."""
+    for status in pod.container_statuses:
+        if status.init:
+            continue
+        reason = status.reason or status.last_terminated_reason
+        if reason:
+            restarts = f", {status.restart_count} restart(s)" if status.restart_count else ""
+            return f"{reason}{restarts}"
+    return ""
+
+
+@detector("head_not_ready", ("pod", "container", "reason", "raycluster", "service", "waiting"))
 def head_not_ready(ctx: Context, rule: Rule) -> Iterable[Hit]:
     for pod in ctx.head_pods:
         if pod.phase != "Running" or pod.ready:
-            continue  # Pending and failing heads are reported by the scheduling and Pod-health rules.
-        ready = pod.condition("Ready")
-        crashing = any(s.reason == "CrashLoopBackOff" for s in pod.container_statuses)
-        if crashing:
-            continue
+            continue  # Pending and failed heads are reported by the scheduling and Pod-health rules.
         cluster = pod.labels.get(RAY_CLUSTER_LABEL, "")
-        reason = (ready.reason or ready.message or "") if ready else ""
+        waiting = [
+            w
+            for w in ctx.worker_pods
+            if w.namespace == pod.namespace
+            and w.labels.get(RAY_CLUSTER_LABEL, "") == cluster
+            and _waits_for_head(w)
+        ]
+        failure = _head_failure(pod)
+        if failure and not waiting:
+            continue  # a crashing head alone is the Pod-health rules' (its log says why it dies)
+        ready = pod.condition("Ready")
+        reason = failure or ((ready.reason or ready.message or "") if ready else "")
+        evidence = [
+            Evidence(
+                source=f"pod {pod.name}",
+                text=f"{pod.display_status or pod.phase}, Ready False" + (f" ({reason})" if reason else ""),
+            )
+        ]
+        evidence += [
+            Evidence(source=f"pod {w.name}", text=f"{w.display_status or w.phase}, Ready False")
+            for w in waiting[:5]
+        ]
         yield Hit(
             Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
-            (Evidence(source=f"pod {pod.name} condition Ready", text=f"False {reason}".strip()),),
+            tuple(evidence),
             {
                 "pod": pod.name,
                 "namespace": pod.namespace,
@@ -149,6 +333,7 @@ def head_not_ready(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "reason": reason,
                 "raycluster": cluster,
                 "service": f"{cluster}-head-svc" if cluster else "",
+                "waiting": ", ".join(w.name for w in waiting[:8]) or "—",
             },
         )
 

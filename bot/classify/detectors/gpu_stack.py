@@ -9,6 +9,7 @@ that reports it supersedes the generic ones for the same Pod.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from bot.catalogue import Rule
@@ -69,5 +70,50 @@ def gpu_stack_pods(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "image": (spec.image if spec else None) or status.image or "",
                 "restarts": str(status.restart_count),
                 "node": pod.node_name or "",
+            },
+        )
+
+
+_INIT_PROGRESS = re.compile(r"^Init:\d+/\d+$")
+
+
+def _stuck_in_init(pod: Pod) -> bool:
+    """A Pod whose init containers have not finished: ``Init:0/1`` in a table, or a running init
+    container in a described or fetched Pod that is not Ready yet."""
+    if pod.phase not in ("Pending", "Unknown") or pod.ready:
+        return False
+    if pod.display_status is not None:
+        return bool(_INIT_PROGRESS.match(pod.display_status))
+    return any(s.init and s.state in ("running", "waiting") and not s.reason for s in pod.container_statuses)
+
+
+@detector("gpu_stack_pods_in_init", ("pod", "status", "node", "group"))
+def gpu_stack_pods_in_init(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """GPU-stack Pods held in their init containers: each waits for the one before it.
+
+    The GPU operator's device plugin, DCGM exporter and feature discovery start only after the
+    driver and toolkit validations pass (their init containers poll for them), and GKE's device
+    plugin waits in its ``nvidia-driver-installer`` init container for the driver. A device plugin
+    that stays in ``Init`` therefore means the driver or toolkit below it is not ready on that node,
+    and until it starts the node advertises no ``nvidia.com/gpu``.
+    """
+    seen: set[tuple[str, str]] = set()
+    stuck: list[Pod] = []
+    for pod in (*ctx.kube.device_plugin_pods, *ctx.kube.pods):
+        if pod.key in seen or not is_gpu_stack_pod(pod) or not _stuck_in_init(pod):
+            continue
+        seen.add(pod.key)
+        stuck.append(pod)
+    for pod in stuck:
+        status = pod.display_status or "init containers not finished"
+        yield Hit(
+            Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
+            (Evidence(source=f"pod {pod.name}", text=f"{pod.name} {status}"),),
+            {
+                "pod": pod.name,
+                "namespace": pod.namespace,
+                "status": status,
+                "node": pod.node_name or "",
+                "group": ", ".join(p.name for p in stuck[:5]),
             },
         )

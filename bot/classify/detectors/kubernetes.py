@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
-from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
+from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context, Text
 from bot.classify.detectors.scheduling import UNNAMED_NODE_PREFIX, gpu_node_names
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
@@ -250,13 +250,36 @@ def pod_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
         )
 
 
+# kube-apiserver's ResourceQuota admission refuses a Pod in one of these words (its controller in
+# plugin/pkg/admission/resourcequota): the request would pass a hard limit; a Pod states no request
+# or limit for a resource the quota caps (``must specify cpu,memory`` before 1.27, then
+# ``must specify limits.cpu for: app; requests.memory for: app``); a quota that limits a scope
+# (a PriorityClass, say) has no entry for this Pod's; or the quota's usage is not known yet.
 _QUOTA = re.compile(
     r"exceeded quota: (?P<quota>[^,\s]+),\s*requested: (?P<requested>[^,]+(?:,[^,:]+=[^,]+)*),\s*"
-    r"used: (?P<used>.+?),\s*limited: (?P<limited>[^'\"\n]+)"
+    r"used: (?P<used>.+?),\s*limited: (?P<limited>[^'\"\\\n]+)"
+)
+_MUST_SPECIFY = re.compile(
+    r"[Ff]ailed quota: (?P<quota>[^:\s]+):\s*must specify (?P<missing>[^'\"\\\n]+?)\s*(?:$|['\"\\])",
+    re.MULTILINE,
+)
+_QUOTA_WORDS = re.compile(
+    r"exceeded quota|[Ff]ailed quota: [^:\s]+:\s*must specify|insufficient quota to match these scopes|"
+    r"status unknown for quota"
+)
+_OTHER_QUOTA = re.compile(
+    r"(?:insufficient quota to match these scopes: (?P<scopes>[^'\"\\\n]+)|"
+    r"status unknown for quota: (?P<quota>[^,\s]+))"
 )
 _OPERATOR_LOG = re.compile(r'"level":"error"|\bERROR\b|Reconciler error')
 # ``pods "raycluster-x-worker-gpu-abcde" is forbidden: exceeded quota: ...``
 _REFUSED_POD = re.compile(r"\bpods? \\?\"(?P<pod>[^\"\\]+)\\?\" is forbidden")
+QuotaForm = Literal["exceeded", "must-specify"]
+
+
+class QuotaParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    form: QuotaForm = "exceeded"
 
 
 def _quota_messages(ctx: Context) -> Iterator[tuple[Subject, str, str]]:
@@ -264,7 +287,7 @@ def _quota_messages(ctx: Context) -> Iterator[tuple[Subject, str, str]]:
     ``status.reason`` or condition (KubeRay copies the API error there), a RayJob's message, and
     operator log lines; as (subject, where it was read, the message)."""
     for event in ctx.kube.events:
-        if "exceeded quota" in event.message:
+        if _QUOTA_WORDS.search(event.message):
             subject = Subject(
                 kind=event.object_kind or "Object", name=event.object_name, namespace=event.namespace
             )
@@ -272,33 +295,63 @@ def _quota_messages(ctx: Context) -> Iterator[tuple[Subject, str, str]]:
     for cluster in ctx.kube.rayclusters:
         subject = Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace)
         for text in (cluster.reason, *(c.message for c in cluster.conditions)):
-            if text and "exceeded quota" in text:
+            if text and _QUOTA_WORDS.search(text):
                 yield subject, f"raycluster {cluster.name} status", text
     for job in ctx.kube.rayjobs:
-        if job.message and "exceeded quota" in job.message:
+        if job.message and _QUOTA_WORDS.search(job.message):
             yield (
                 Subject(kind="RayJob", name=job.name, namespace=job.namespace),
                 f"rayjob {job.name}",
                 job.message,
             )
     for line in ctx.iter_texts():
-        # The KubeRay operator's own error log has a rule of its own (kuberay-operator-quota-exceeded).
-        if line.source != "event" and "exceeded quota" in line.text and not _OPERATOR_LOG.search(line.text):
-            yield Subject(kind="Text", name=None), line.source, line.text
+        if line.source == "event" or not _QUOTA_WORDS.search(line.text):
+            continue
+        # The KubeRay operator's own "exceeded quota" log has a rule of its own
+        # (kuberay-operator-quota-exceeded).
+        if "exceeded quota" in line.text and _OPERATOR_LOG.search(line.text):
+            continue
+        yield Subject(kind="Text", name=None), line.source, line.text
 
 
-@detector("quota_exceeded", ("quota", "resource", "requested", "used", "limited", "owner", "message", "pod"))
+def _quota_fields(message: str) -> tuple[QuotaForm, dict[str, str]]:
+    if match := _MUST_SPECIFY.search(message):
+        missing = match.group("missing").strip().rstrip(".")
+        # ``limits.cpu for: app; requests.memory for: app`` (1.27 on) or ``cpu,memory`` (before).
+        names = dict.fromkeys(part.split(" for:")[0].strip() for part in re.split(r"[;,]", missing))
+        return "must-specify", {
+            "quota": match.group("quota"),
+            "missing": missing,
+            "resource": ", ".join(n for n in names if n),
+        }
+    if match := _QUOTA.search(message):
+        fields = match.groupdict()
+        requested = fields["requested"]
+        fields["resource"] = requested.split("=", 1)[0] if "=" in requested else ""
+        return "exceeded", fields
+    other = _OTHER_QUOTA.search(message)
+    if other and other.group("scopes"):
+        return "exceeded", {"resource": f"scopes {other.group('scopes').strip()}"}
+    return "exceeded", {"quota": other.group("quota") if other and other.group("quota") else ""}
+
+
+@detector(
+    "quota_exceeded",
+    ("quota", "resource", "requested", "used", "limited", "owner", "message", "pod", "missing"),
+    QuotaParams,
+)
 def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = QuotaParams.model_validate(rule.params).form
     seen: set[tuple[str | None, str]] = set()
     for subject, where, message in _quota_messages(ctx):
-        match = _QUOTA.search(message)
-        fields = match.groupdict() if match else {}
+        form, fields = _quota_fields(message)
+        if form != wanted:
+            continue
         # One refusal per quota and owner: the operator retries and repeats the same error.
-        key = (subject.name, fields.get("quota", message))
+        key = (subject.name, fields.get("quota") or message)
         if key in seen or (subject.kind == "Text" and any(k[1] == key[1] for k in seen)):
             continue
         seen.add(key)
-        requested = fields.get("requested", "")
         refused = _REFUSED_POD.search(message)
         owner = f"{subject.kind}/{subject.name}" if subject.name and subject.kind != "Text" else ""
         yield Hit(
@@ -307,10 +360,11 @@ def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
             {
                 "namespace": subject.namespace or "",
                 "quota": fields.get("quota", ""),
-                "resource": requested.split("=", 1)[0] if "=" in requested else "",
-                "requested": requested,
+                "resource": fields.get("resource", ""),
+                "requested": fields.get("requested", ""),
                 "used": fields.get("used", ""),
-                "limited": fields.get("limited", "").strip(),
+                "limited": (fields.get("limited") or "").strip(),
+                "missing": fields.get("missing", ""),
                 "owner": owner or (f"Pod/{refused.group('pod')}" if refused else ""),
                 "pod": refused.group("pod") if refused else "",
                 "message": message,
@@ -318,7 +372,7 @@ def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
         )
 
 
-@detector("scheduling_gates", ("pod", "gate"))
+@detector("scheduling_gates", ("pod", "gate", "object"))
 def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
     """Pods held by a scheduling gate, and Kueue Workloads not admitted yet: queued, not stuck."""
     for workload in ctx.kube.workloads:
@@ -328,7 +382,12 @@ def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
         yield Hit(
             Subject(kind="Workload", name=workload.name, namespace=workload.namespace),
             (Evidence(source=f"kueue workload {workload.name}", text=workload.message or "not admitted"),),
-            {"pod": owner, "namespace": workload.namespace, "gate": f"kueue queue {workload.queue or '?'}"},
+            {
+                "pod": owner,
+                "namespace": workload.namespace,
+                "gate": f"Kueue LocalQueue {workload.queue or '?'}",
+                "object": f"workload/{workload.name}",
+            },
         )
     for pod in ctx.unscheduled_pods:
         if pod.scheduling_gates:
@@ -339,7 +398,12 @@ def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
                         source=f"pod {pod.name} spec.schedulingGates", text=", ".join(pod.scheduling_gates)
                     ),
                 ),
-                {"pod": pod.name, "namespace": pod.namespace, "gate": ", ".join(pod.scheduling_gates)},
+                {
+                    "pod": pod.name,
+                    "namespace": pod.namespace,
+                    "gate": ", ".join(pod.scheduling_gates),
+                    "object": f"pod/{pod.name}",
+                },
             )
 
 
@@ -359,3 +423,111 @@ def collection_errors(ctx: Context, rule: Rule) -> Iterable[Hit]:
             (Evidence(source=error.source, text=error.message),),
             {"source": error.source, "message": error.message, "hint": error.hint or ""},
         )
+
+
+# GKE Autopilot's admission webhook (GKE Warden, earlier the GKE Policy Controller) refuses a
+# workload with ``Violations details: {"[denied by <constraint>]":["<why>", ...]}``; the JSON is
+# often spread over several pasted lines, or escaped inside an API Status or a controller log.
+_DENIED = re.compile(r"\[denied by (?P<constraint>(?:autogke|autopilot)-[\w-]+)\]")
+_VIOLATION = re.compile(
+    r"\[denied by (?P<constraint>(?:autogke|autopilot)-[\w-]+)\]\\?\"?\s*:?\s*\[?\s*\\?\"?"
+    r"(?P<violation>.+?)(?=\\?\"\s*[,\]}]|\[denied by|$)"
+)
+_NOT_ALLOWED_KEY = re.compile(r"Key '(?P<key>[^']+)' is not allowed")
+_SUPPORTED = re.compile(r"supported values are: \[(?P<values>[^\]]*)\]")
+# What a node constraint violation is about (as opposed to hostPath, privilege or capabilities,
+# which are not scheduling at all).
+_NODE_WORDS = re.compile(
+    r"node selector|node affinity|nodeSelector|compute[- ]class|gke-accelerator|toleration|"
+    r"nvidia\.com/gpu|gke-tpu|GPU|TPU|machine-family|gke-spot|placement",
+)
+_OVER_MAXIMUM = re.compile(r"higher than the Autopilot maximum|exceeds? the (?:Autopilot )?maximum")
+_WINDOW = 8
+AutopilotCategory = Literal["node-constraint", "over-maximum"]
+
+
+class AutopilotParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    category: AutopilotCategory
+
+
+def _autopilot_category(constraint: str, violation: str) -> AutopilotCategory | None:
+    if "pod-limit" in constraint or "resource" in constraint:
+        return "over-maximum" if _OVER_MAXIMUM.search(violation) else None
+    if re.search(
+        r"gpu|tpu|accelerator|compute-class|node-affinity|selector", constraint
+    ) and _NODE_WORDS.search(violation):
+        return "node-constraint"
+    return None
+
+
+def _autopilot_denials(ctx: Context) -> list[tuple[AutopilotCategory, Text, dict[str, str]]]:
+    texts = ctx.texts
+    found: list[tuple[AutopilotCategory, Text, dict[str, str]]] = []
+    seen: set[tuple[str, str]] = set()
+    i = 0
+    while i < len(texts):
+        if not _DENIED.search(texts[i].text):
+            i += 1
+            continue
+        # The constraint's reasons may follow on the next lines (pretty-printed JSON).
+        end = i + 1
+        while end < len(texts) and end - i < _WINDOW and not _DENIED.search(texts[end].text):
+            if texts[end].source != texts[i].source:
+                break
+            end += 1
+        joined = " ".join(t.text.strip() for t in texts[i:end])
+        for match in _VIOLATION.finditer(joined):
+            constraint, violation = (
+                match.group("constraint"),
+                match.group("violation").strip(' "[').rstrip("."),
+            )
+            category = _autopilot_category(constraint, violation)
+            if category is None or (constraint, violation) in seen:
+                continue
+            seen.add((constraint, violation))
+            key = _NOT_ALLOWED_KEY.search(violation)
+            supported = _SUPPORTED.search(violation)
+            found.append(
+                (
+                    category,
+                    texts[i],
+                    {
+                        "constraint": constraint,
+                        "violation": violation,
+                        "quoted": match.group(0).strip(),
+                        "key": key.group("key") if key else "",
+                        "known_values": supported.group("values") if supported else "",
+                    },
+                )
+            )
+        i = end
+    return found
+
+
+@detector("autopilot_denials", ("constraint", "violation", "key", "known_values", "pod"), AutopilotParams)
+def autopilot_denials(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """GKE Autopilot refused the workload at admission: no Pod exists, so no scheduler speaks."""
+    wanted = AutopilotParams.model_validate(rule.params).category
+    grouped: dict[Subject, tuple[dict[str, str], list[Evidence]]] = {}
+    for category, text, params in ctx.memo("autopilot_denials", lambda: _autopilot_denials(ctx)):
+        if category != wanted:
+            continue
+        refused = _REFUSED_POD.search(text.text)
+        if text.object_kind and text.object_name:
+            subject = Subject(kind=text.object_kind, name=text.object_name, namespace=text.namespace)
+        else:
+            subject = Subject(kind="Text", name=None)
+        values, evidence = grouped.setdefault(
+            subject, ({**params, "pod": refused.group("pod") if refused else ""}, [])
+        )
+        if evidence:
+            # Every violation of the same kind is shown; the first names the finding.
+            values["violation"] = f"{values['violation']}; {params['violation']}"
+            values["key"] = values["key"] or params["key"]
+            values["known_values"] = values["known_values"] or params["known_values"]
+        evidence.append(
+            Evidence(source=f"{text.source} (GKE Autopilot admission)", text=params["quoted"][:600])
+        )
+    for subject, (values, evidence) in grouped.items():
+        yield Hit(subject, tuple(evidence[:5]), values)

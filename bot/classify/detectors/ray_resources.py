@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.catalogue import Rule
-from bot.classify.context import RAY_GROUP_LABEL, Context
+from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.gpu import GPU_MODEL_LABELS
@@ -67,6 +67,8 @@ class Template:
     current: int | None
     can_grow: bool
     gpu_limit: float = 0.0
+    # An accelerator limit KubeRay does not translate into Ray GPUs (``aliyun.com/gpu-mem``).
+    accelerator: str = ""
 
 
 def _start_param_resources(params: Mapping[str, str]) -> dict[str, float]:
@@ -87,12 +89,37 @@ def _start_param_resources(params: Mapping[str, str]) -> dict[str, float]:
     return {}
 
 
+# KubeRay turns a container limit into ``--num-gpus`` when its name ends in ``gpu``
+# (``nvidia.com/gpu``, ``amd.com/gpu``; ``utils.IsGPUResourceKey``, every release), and since 1.4
+# also for MIG slices (``nvidia.com/mig-2g.32gb``).
+_MIG = re.compile(r"^nvidia\.com/mig-\d+g\.\d+gb$")
+# Extended resources that are accelerators but whose names KubeRay does not turn into Ray GPUs:
+# shared-GPU plugins (``aliyun.com/gpu-mem``, ``nvidia.com/gpu.shared``, HAMi's ``nvidia.com/gpumem``,
+# Volcano's ``volcano.sh/vgpu-number``), Gaudi (``habana.ai/gaudi``), Intel GPUs (``gpu.intel.com/i915``).
+_OTHER_GPU_LIMIT = re.compile(r"(?i)^[\w.-]+/(?=[\w.-]*(?:gpu|gaudi|i915|vcuda))[\w.-]+$")
+
+
+def is_ray_gpu_limit(name: str) -> bool:
+    return name.endswith("gpu") or bool(_MIG.match(name))
+
+
+def untranslated_accelerator(group: RayGroup) -> str | None:
+    """The first accelerator limit of a group's Ray container that KubeRay registers as no GPU."""
+    container = group.ray_container
+    if container is None:
+        return None
+    for name, value in {**container.requests, **container.limits}.items():
+        if value > 0 and not is_ray_gpu_limit(name) and _OTHER_GPU_LIMIT.match(name):
+            return name
+    return None
+
+
 def group_ray_resources(group: RayGroup) -> tuple[dict[str, float], bool, float]:
     """What a KubeRay group's Ray node will register: (resources, explicitly declared, GPU limit)."""
     container = group.ray_container
     limits = container.limits if container else {}
     requests = container.requests if container else {}
-    gpu_limit = sum(v for k, v in limits.items() if k.endswith("/gpu"))
+    gpu_limit = sum(v for k, v in limits.items() if is_ray_gpu_limit(k))
     resources: dict[str, float] = {}
     params = group.ray_start_params
     cpu = (
@@ -139,7 +166,12 @@ def _templates(ctx: Context) -> list[Template]:
             ) or (group.replicas or 0)
             ceiling = group.max_replicas if group.max_replicas is not None else group.replicas
             grow = cluster.autoscaling and not group.suspend and (ceiling is None or current < ceiling)
-            found.append(Template(group.name, resources, explicit, ceiling, current, grow, gpu_limit))
+            accelerator = (
+                "" if "num-gpus" in group.ray_start_params else untranslated_accelerator(group) or ""
+            )
+            found.append(
+                Template(group.name, resources, explicit, ceiling, current, grow, gpu_limit, accelerator)
+            )
     return found
 
 
@@ -162,6 +194,8 @@ DemandVerdictKind = Literal[
     "held-in-group",
     "gpu-type-unconfirmed",
     "gpu-type-unchecked",
+    "group-exceeds-cluster",
+    "group-vendor-gpu",
 ]
 
 
@@ -182,8 +216,34 @@ def _request(demand: Demand) -> dict[str, float]:
 def demand_label(demand: Demand) -> str:
     if demand.kind == "placement_group" and demand.bundles:
         strategy = f" ({demand.strategy})" if demand.strategy else ""
-        return f"placement group {' + '.join(format_shape(b) for b in demand.bundles)}{strategy}"
+        return f"placement group {bundles_label(demand.bundles)}{strategy}"
     return format_shape(demand.shape)
+
+
+def bundles_label(bundles: list[dict[str, float]]) -> str:
+    """Three or more equal bundles in a row read as ``3 x {GPU: 1}``; the rest are listed one by one."""
+    runs: list[tuple[str, int]] = []
+    for bundle in bundles:
+        text = format_shape(bundle)
+        if runs and runs[-1][0] == text:
+            runs[-1] = (text, runs[-1][1] + 1)
+        else:
+            runs.append((text, 1))
+    return " + ".join(
+        " + ".join([text] * count) if count < 3 else f"{count} x {text}" for text, count in runs
+    )
+
+
+def _whole_group(demand: Demand) -> dict[str, float]:
+    """What a placement group reserves across the cluster, all bundles together."""
+    if demand.kind != "placement_group" or not demand.bundles:
+        return {}
+    whole: dict[str, float] = {}
+    for bundle in demand.bundles:
+        for key, value in bundle.items():
+            if value > 0 and not _INTERNAL_RESOURCE.search(key) and not key.startswith("node:"):
+                whole[key] = whole.get(key, 0.0) + value
+    return whole
 
 
 def _node_line(node: RayNode) -> Evidence:
@@ -336,6 +396,31 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         evidence = [
             Evidence(source="ray demand", text=demand.source_text or f"{label}: {demand.count} pending")
         ]
+        whole = _whole_group(demand)
+        capacity = ray.totals or _merged_totals(nodes)
+        if (
+            demand.name == "trial"
+            and whole
+            and capacity
+            and not templates
+            and fits(capacity, need)
+            and not fits(capacity, whole)
+        ):
+            # A Tune trial or a Train run reserves all its bundles at once; the bundles fit one by
+            # one, but the cluster as a whole cannot hold the group (Tune compares the same sums).
+            short = _limiting_resource(whole, [], capacity)
+            params.update(resource=short, needed=f"{whole[short]:g}", total=f"{capacity.get(short, 0.0):g}")
+            params["count"] = str(len(demand.bundles))
+            evidence.append(
+                Evidence(
+                    source="ray status" if ray.totals else "ray nodes",
+                    text="; ".join(
+                        f"{k} {ray.used.get(k, 0.0):g}/{capacity.get(k, 0.0):g} used" for k in sorted(whole)
+                    ),
+                )
+            )
+            results.append(DemandVerdict(demand, "group-exceeds-cluster", params, evidence))
+            continue
         if demand.in_placement_group and not pending_groups:
             results.append(_in_group_verdict(ray, demand, need, params, evidence))
             continue
@@ -610,6 +695,22 @@ def _template_verdict(
                 or (t.explicit and wanted_types & set(t.resources))
             )
         ]
+        vendor = [t for t in templates if t.accelerator and t.resources.get("GPU", 0.0) <= 0]
+        if vendor and not hiding:
+            template = vendor[0]
+            params.update(
+                node_type=template.name,
+                group=template.name,
+                declared=format_shape(template.resources),
+                resource=template.accelerator,
+            )
+            evidence.append(
+                Evidence(
+                    source=f"worker group {template.name}",
+                    text=f"limits {template.accelerator}; no nvidia.com/gpu and no num-gpus",
+                )
+            )
+            return "group-vendor-gpu"
         if hiding:
             template = hiding[0]
             params.update(
@@ -698,6 +799,97 @@ def gpu_registration(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "container": pod.containers[0].name if pod.containers else "",
             },
         )
+
+
+def _given_gpus(ctx: Context) -> list[tuple[str, str, float]]:
+    """(where, group, GPUs) for each running Ray Pod with a GPU limit, else each worker group.
+
+    A pasted ``kubectl describe pod`` or Pod manifest gives the Pods' own limits. Without them a
+    RayCluster that reports itself ready runs ``replicas`` Pods of each group, each with the
+    group template's GPU limit.
+    """
+    pods = [
+        (f"pod {p.name}", p.labels.get(RAY_GROUP_LABEL, ""), p.gpu_limit())
+        for p in ctx.ray_pods
+        if p.phase == "Running" and not p.deleting and ctx.in_scope(p) and p.gpu_limit() > 0
+    ]
+    if pods:
+        return pods
+    groups = []
+    for cluster in _clusters_in_scope(ctx):
+        if (cluster.state or "").lower() != "ready":
+            continue
+        for group in cluster.worker_groups:
+            _, _, limit = group_ray_resources(group)
+            if limit > 0 and group.replicas:
+                where = f"raycluster {cluster.name} group {group.name}"
+                groups += [(f"{where} replica {n}", group.name, limit) for n in range(1, group.replicas + 1)]
+    return groups
+
+
+@detector(
+    "gpu_total_registration",
+    ("pod", "pod_gpus", "ray_gpus", "per_pod", "group", "raycluster", "missing_workers", "head_pod"),
+)
+def gpu_total_registration(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """GPUs Kubernetes gives the Ray Pods against the GPUs Ray counts, when nodes cannot be paired.
+
+    Pods and Ray nodes paired by IP are ``gpu_registration``'s. Here only sums are known, so a
+    shortfall that Pods missing from Ray could explain (the connectivity rules' finding) is not
+    claimed: only what the joined Pods must hold at the least.
+    """
+    registered = ctx.ray_gpus_registered
+    if registered is None or (ctx.ray_nodes_known and all(n.node_ip for n in ctx.ray_nodes)):
+        return
+    given = _given_gpus(ctx)
+    if not given:
+        return
+    counted = ctx.ray_node_count
+    running_workers = sum(1 for p in ctx.worker_pods if p.phase == "Running" and ctx.in_scope(p))
+    missing = max(0, running_workers - counted[1]) if counted and running_workers else 0
+    # The Pods that never joined may be those with the most GPUs: what is left must be registered.
+    largest_first = sorted((g for _, _, g in given), reverse=True)
+    at_least = sum(largest_first[missing:])
+    if registered >= at_least - 1e-9:
+        return
+    total = sum(g for _, _, g in given)
+    per_pod = ", ".join(f"{where.split(' ', 1)[1]}: {gpus:g}" for where, _, gpus in given[:8])
+    evidence = [
+        Evidence(source=f"{where} limits", text=f"nvidia.com/gpu: {gpus:g}") for where, _, gpus in given[:8]
+    ]
+    evidence.append(
+        Evidence(
+            source="ray status" if ctx.ray and ctx.ray.totals else "ray nodes",
+            text=f"GPU total {registered:g}" if registered else "no GPU among the registered resources",
+        )
+    )
+    groups = sorted({group for _, group, _ in given if group})
+    pods = [where.split(" ", 1)[1] for where, _, _ in given if where.startswith("pod ")]
+    gpu_pods = [p for p in ctx.ray_pods if p.name in pods]
+    names = {p.labels.get(RAY_CLUSTER_LABEL, "") for p in gpu_pods} | {
+        c.name for c in _clusters_in_scope(ctx)
+    }
+    raycluster = next(iter(names)) if len(names - {""}) == 1 and len(names) == 1 else ""
+    namespace = (
+        gpu_pods[0].namespace
+        if gpu_pods
+        else (ctx.kube.rayclusters[0].namespace if ctx.kube.rayclusters else None)
+    )
+    yield Hit(
+        Subject(kind="RayCluster", name=raycluster or None, namespace=namespace),
+        tuple(evidence),
+        {
+            "namespace": namespace or "",
+            "head_pod": next((p.name for p in ctx.head_pods), ""),
+            "pod": ", ".join(pods[:8]),
+            "pod_gpus": f"{total:g}",
+            "ray_gpus": f"{registered:g}",
+            "per_pod": per_pod,
+            "group": ", ".join(groups),
+            "raycluster": raycluster,
+            "missing_workers": str(missing),
+        },
+    )
 
 
 class StartParams(BaseModel):
@@ -926,4 +1118,51 @@ def autoscaler_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
         Subject(kind="RayAutoscaler", name=ctx.cluster),
         tuple(evidence[:5]),
         {"raycluster": ctx.cluster or "", "group": group, "reason": reason, "message": evidence[0].text},
+    )
+
+
+class TuneParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # ``queued``: trials wait while others run (they hold what the next one needs); ``never-starts``:
+    # trials wait and none runs, so no trial holds anything, and no demand in the paste says more.
+    verdict: Literal["queued", "never-starts"]
+
+
+def _usage_line(ray: RayState) -> str:
+    return ", ".join(
+        f"{ray.used.get(k, 0.0):g}/{ray.totals[k]:g} {k}"
+        for k in ("CPU", "GPU", *sorted(k for k in ray.totals if k not in ("CPU", "GPU")))
+        if k in ray.totals and k not in ("memory", "object_store_memory")
+    )
+
+
+@detector("tune_trials", ("pending", "running", "message", "usage", "full"), TuneParams)
+def tune_trials(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    wanted = TuneParams.model_validate(rule.params).verdict
+    ray = ctx.ray
+    tune = ray.tune if ray else None
+    if ray is None or tune is None or tune.pending <= 0:
+        return
+    if wanted == "queued" and tune.running <= 0:
+        return
+    if wanted == "never-starts" and (
+        tune.running > 0 or ctx.memo("ray_demands", lambda: analyse_demands(ctx))
+    ):
+        return
+    usage = _usage_line(ray)
+    full = [k for k in ("GPU", "CPU") if ray.totals.get(k, 0.0) > 0 and ray.used.get(k, 0.0) >= ray.totals[k]]
+    evidence = [Evidence(source="tune status", text=quote) for quote in tune.quotes[:5]]
+    yield Hit(
+        Subject(kind="TuneExperiment", name=None),
+        tuple(evidence),
+        {
+            "pending": str(tune.pending),
+            "running": str(tune.running),
+            "message": next(
+                (q for q in tune.quotes if q.startswith(("Number of trials", "Trial status"))),
+                ", ".join(f"{count} {state}" for state, count in sorted(tune.counts.items())),
+            ),
+            "usage": usage or "?",
+            "full": ", ".join(full) or "-",
+        },
     )

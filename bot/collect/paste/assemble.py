@@ -11,11 +11,18 @@ Some facts only exist across blocks of a paste, so they are settled here, once:
 * a pod manifest without ``status`` is ``Pending`` when a scheduler message refers to it (the user
   pasted it because it does not schedule) and ``Unknown`` otherwise;
 * nodes pasted without a name are named ``(pasted node)``, numbered when there are several, and the
-  node list is never complete: a paste shows some nodes, never provably all of them.
+  node list is never complete: a paste shows some nodes, never provably all of them;
+* a pod known only from a ``kubectl get pods`` row has no labels, yet its name says which Ray node
+  it is when KubeRay made it: the operator names the head ``<cluster>-head-<suffix>`` and workers
+  ``<cluster>-<group>-worker-<suffix>`` (before KubeRay 1.0 ``<cluster>-worker-<group>-<suffix>``).
+  Those pods get the ``ray.io/node-type``, ``ray.io/cluster`` and ``ray.io/group`` labels the
+  operator would have set, but only when the paste shows a Ray cluster (Ray's own output, a KubeRay
+  object, or a head with workers of the same cluster), so that a ``spark-worker`` is left alone.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any, TypeVar
 
@@ -26,7 +33,7 @@ from bot.collect.paste.found import Found, PodRecord
 from bot.collect.paste.kubectl_describe import numbered_unnamed_node
 from bot.snapshot.kubernetes import Condition, Event, KubernetesState, Node, Pod
 from bot.snapshot.model import Snapshot
-from bot.snapshot.ray import RayNode, RayState
+from bot.snapshot.ray import RayNode, RayState, TuneTrials
 
 NOTHING_RECOGNISED = "no known output format recognised"
 _SCHEDULING_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp"})
@@ -141,12 +148,85 @@ def _nodes(found: Found) -> list[Node]:
     return list(by_name.values())
 
 
+# The five-character suffix Kubernetes appends to a ``generateName``.
+_SUFFIX = re.compile(r"^[a-z0-9]{5}$")
+_ROLE_LABELS = ("ray.io/node-type", "ray.io/cluster", "ray.io/group")
+
+
+def _kuberay_head_cluster(name: str) -> str | None:
+    prefix, _, suffix = name.rpartition("-head-")
+    return prefix if prefix and _SUFFIX.match(suffix) else None
+
+
+def _worker_group(name: str, cluster: str) -> str | None:
+    """The group in a KubeRay worker Pod name of ``cluster``, in either naming."""
+    rest = name[len(cluster) + 1 :]
+    body, _, suffix = rest.rpartition("-")
+    if not _SUFFIX.match(suffix):
+        return None
+    if body.endswith("-worker") and len(body) > len("-worker"):
+        return body[: -len("-worker")]
+    if body.startswith("worker-") and len(body) > len("worker-"):
+        return body[len("worker-") :]
+    return None
+
+
+def _role_from_name(name: str, clusters: list[str]) -> dict[str, str]:
+    """The labels KubeRay would have put on a Pod of this name, as far as the name tells."""
+    head_cluster = _kuberay_head_cluster(name)
+    if head_cluster is not None:
+        return {"ray.io/node-type": "head", "ray.io/cluster": head_cluster}
+    for cluster in clusters:  # longest first: ``rc`` must not claim ``rc-gpu``'s workers
+        if name.startswith(cluster + "-"):
+            group = _worker_group(name, cluster)
+            if group is not None:
+                return {"ray.io/node-type": "worker", "ray.io/cluster": cluster, "ray.io/group": group}
+    tokens = name.split("-")[:-1]
+    # Other operators and charts (the legacy Ray operator, Helm Deployments ``ray-head-…``)
+    # keep ``head`` or ``worker`` as a word of the name but follow no cluster naming.
+    if ("head" in tokens) != ("worker" in tokens) and "ray" in tokens:
+        return {"ray.io/node-type": "head" if "head" in tokens else "worker"}
+    return {}
+
+
+def _shows_ray_cluster(found: Found) -> bool:
+    return bool(
+        found.ray_status
+        or found.ray_nodes
+        or found.objects.get("rayclusters")
+        or found.objects.get("rayjobs")
+        or found.objects.get("rayservices")
+    )
+
+
+def _label_ray_roles(pods: list[Pod], found: Found) -> list[Pod]:
+    unlabelled = [p for p in pods if not any(label in p.labels for label in _ROLE_LABELS)]
+    if not unlabelled:
+        return pods
+    heads = {c for p in unlabelled if (c := _kuberay_head_cluster(p.name))}
+    named = {o.name for o in found.objects.get("rayclusters", [])}
+    named |= {o.cluster_name for o in found.objects.get("rayjobs", []) if o.cluster_name}
+    named |= {o.cluster_name for o in found.objects.get("rayservices", []) if o.cluster_name}
+    named |= {p.labels["ray.io/cluster"] for p in pods if "ray.io/cluster" in p.labels}
+    clusters = sorted(heads | named, key=len, reverse=True)
+    roles = {p.name: _role_from_name(p.name, clusters) for p in unlabelled}
+    has_workers = any(r.get("ray.io/node-type") == "worker" and "ray.io/cluster" in r for r in roles.values())
+    if not (_shows_ray_cluster(found) or (heads and has_workers)):
+        return pods
+    return [
+        pod.model_copy(update={"labels": {**pod.labels, **roles[pod.name]}, "is_ray": True})
+        if roles.get(pod.name)
+        else pod
+        for pod in pods
+    ]
+
+
 def _kubernetes(found: Found) -> KubernetesState | None:
     if not (found.pods or found.nodes or found.events or any(found.objects.values())):
         return None
     records = _merge_pods(found.pods)
     events = _attach_events(found.events, records)
-    pods = _settle_pods(records, events)
+    pods = _label_ray_roles(_settle_pods(records, events), found)
     device_plugin_pods = [p for p in pods if "device-plugin" in p.name]
     return KubernetesState(
         nodes=_nodes(found),
@@ -178,6 +258,7 @@ def _ray(found: Found) -> RayState | None:
         or found.serve_applications
         or found.ray_actors
         or found.placement_groups
+        or (found.tune and found.tune.counts())
     ):
         return None
     return RayState(
@@ -197,6 +278,9 @@ def _ray(found: Found) -> RayState | None:
         actors=found.ray_actors,
         placement_groups=found.placement_groups,
         serve_applications=found.serve_applications,
+        tune=TuneTrials(counts=found.tune.counts(), quotes=found.tune.quotes)
+        if found.tune and found.tune.counts()
+        else None,
     )
 
 

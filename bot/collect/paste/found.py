@@ -59,6 +59,36 @@ class RayStatusFigures:
 
 
 @dataclass
+class TuneProgress:
+    """What Ray Tune's status output says of its trials, gathered line by line.
+
+    A summary line (``Number of trials: 18/100 (17 PENDING, 1 RUNNING)``) counts every trial; the
+    table rows and the old ``PENDING trials:`` lists may be cut, so they only count what they show.
+    """
+
+    summary: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, str] = field(default_factory=dict)
+    sections: set[str] = field(default_factory=set)
+    quotes: list[str] = field(default_factory=list)
+    # What one trial asks for, read from the pasted code; a demand only once trials are seen waiting.
+    request: Demand | None = None
+    request_added: bool = False
+    # A ``ScalingConfig(`` / ``Trainer(`` call whose keywords continue on the next lines.
+    open_call: dict[str, str] | None = None
+    open_call_text: str = ""
+
+    def counts(self) -> dict[str, int]:
+        if self.summary:
+            return dict(self.summary)
+        counts: dict[str, int] = {}
+        for state in self.rows.values():
+            counts[state] = counts.get(state, 0) + 1
+        for state in self.sections:  # a section is printed only when it has a trial
+            counts.setdefault(state, 1)
+        return counts
+
+
+@dataclass
 class Found:
     source: str = "paste"
     formats: list[str] = field(default_factory=list)
@@ -82,6 +112,7 @@ class Found:
     ray_available: dict[str, float] | None = None
     node_types: list[NodeType] = field(default_factory=list)
     serve_applications: list[ServeApplication] = field(default_factory=list)
+    tune: TuneProgress | None = None
     texts: list[TextLine] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
     _seen_texts: set[str] = field(default_factory=set)

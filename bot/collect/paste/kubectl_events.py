@@ -55,7 +55,9 @@ _UNDERLINE = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
 _SCHEDULER = re.compile(
     r"\b\d+/\d+ nodes are available\b|\bNo nodes are available that match all of\b|"
     r"\bfailed to fit in any node\b|\bfit failure (?:summary )?on node|"
-    r"\bFailed for reason [A-Za-z]\w* and possibly others\b"
+    r"\bFailed for reason [A-Za-z]\w* and possibly others\b|"
+    # The GKE console's PodUnschedulable notice, one reason a line.
+    r"\bCannot schedule pods: \S"
 )
 # Kubernetes 1.2 to 1.5 named the Pod before the reasons: ``pod (web-1) failed to fit in any node``.
 _OLD_POD = re.compile(r"\bpod \((?P<pod>[a-z0-9][-a-z0-9.]*)\)\s*$")
@@ -65,6 +67,12 @@ _HEADLESS = re.compile(
     r"^[\s`'\">*-]*\d+ (?:node\(s\) (?:had|didn't|did not|were)|Insufficient [\w./-]+|Too many pods)"
 )
 _PREEMPTION_TAIL = re.compile(r"preemption:\s*$", re.IGNORECASE)
+# A message whose counted reasons start on the next line, one a line, as AKS's portal and some
+# issue templates show cluster-autoscaler's event: ``pod didn't trigger scale-up:`` then
+# ``4 node(s) had taint {...}, that the pod didn't tolerate,`` and ``1 max node group size reached``.
+_OPENS_REASON_LIST = re.compile(r"(?:trigger scale-up|nodes are available):\s*$")
+_COUNTED_REASON_LINE = re.compile(r"^[\s>*-]*\d+ (?:[A-Za-z]|\[)")
+MAX_REASON_LINES = 60
 _SCALE_UP = re.compile(r"\b(?:pod )?(?:didn't|did not) trigger scale-up\b|\bpod triggered scale-up\b")
 _KARPENTER = re.compile(
     r"incompatible with nodepool|incompatible with provisioner|no instance type satisfied resources|"
@@ -141,6 +149,16 @@ def read_row(line: str, namespace: str | None = None) -> Event | None:
             source=match.group("source"),
         )
     return None
+
+
+def opens_reason_list(line: str) -> bool:
+    """A scheduler or cluster-autoscaler message cut after its head, its reasons on the next lines."""
+    return bool(_OPENS_REASON_LIST.search(line)) and bool(_SCALE_UP.search(line) or _SCHEDULER.search(line))
+
+
+def continues_reason_list(line: str) -> bool:
+    """One counted reason of a message whose reasons are listed a line each."""
+    return bool(_COUNTED_REASON_LINE.match(line))
 
 
 def read_bare(text: str) -> Event | None:

@@ -155,6 +155,11 @@ def pod_from_row(
         )
     elif reason in {"Running", "Pending", "Succeeded", "Unknown"}:
         phase = reason
+        if reason == "Running" and restarts:
+            # Restarted yet shown Running: a liveness probe or the process ended it and it came back.
+            statuses.append(
+                ContainerStatus(name="(unknown)", state="running", ready=is_ready, restart_count=restarts)
+            )
     elif reason == "NotReady":
         # A container still runs while another completed and the Pod is not Ready.
         phase = "Running"

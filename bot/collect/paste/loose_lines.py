@@ -114,5 +114,15 @@ def read_run(lines: Sequence[str], found: Found, namespace: str | None) -> None:
                 size += len(parts[-1])
                 j += 1
             line = _join(parts)
+        elif kubectl_events.opens_reason_list(line):
+            parts = [line.strip()]
+            while (
+                j < len(lines)
+                and j - i <= kubectl_events.MAX_REASON_LINES
+                and kubectl_events.continues_reason_list(lines[j])
+            ):
+                parts.append(lines[j].strip())
+                j += 1
+            line = " ".join(parts)
         _read_logical(line, found, namespace)
         i = j

@@ -65,6 +65,16 @@ def _raycluster_fragment(doc: Mapping[str, Any]) -> dict[str, Any] | None:
     spec = doc.get("spec") if isinstance(doc.get("spec"), Mapping) else doc
     if not isinstance(spec, Mapping) or not ("headGroupSpec" in spec or "workerGroupSpecs" in spec):
         return None
+    groups = spec.get("workerGroupSpecs")
+    if isinstance(groups, Mapping) and isinstance(groups.get("resources"), Mapping):
+        # The lines between ``workerGroupSpecs:`` and the container's ``resources:`` were cut out.
+        container = {"name": "ray-worker", "resources": groups["resources"]}
+        group = {
+            "groupName": "(pasted group)",
+            "template": {"spec": {"containers": [container]}},
+            **{k: groups[k] for k in ("rayStartParams", "replicas", "maxReplicas") if k in groups},
+        }
+        spec = {**spec, "workerGroupSpecs": [group]}
     raw_metadata = doc.get("metadata")
     metadata: dict[str, Any] = dict(raw_metadata) if isinstance(raw_metadata, Mapping) else {}
     if not dig(metadata, "name"):

@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import re
 
+from bot.collect.paste import tune_status
 from bot.collect.paste.found import Found, RayStatusFigures
 from bot.collect.paste.ray_resources import (
     find_maps,
@@ -52,6 +53,7 @@ from bot.collect.paste.ray_resources import (
     parse_usage,
 )
 from bot.snapshot.ray import Demand, RayNode
+from bot.snapshot.ray_status_text import placement_group_demand
 
 SCHEDULER_FORMAT = "ray scheduling warning"
 AUTOSCALER_FORMAT = "ray autoscaler message"
@@ -65,6 +67,7 @@ FRAMEWORK_FORMAT = "resource check of a framework on ray"
 
 _STARTERS = (
     "cannot be scheduled right now",
+    "cannot currently be scheduled",
     "No available node types can fulfill",
     "could not find a node type to satisfy",
     "Version mismatch",
@@ -72,6 +75,8 @@ _STARTERS = (
     "replicas that have taken more than",
     "Could not find a node with enough GPUs",
     "not have enough resources to launch workers",
+    "Waiting for creating a placement group of specs",
+    "Cannot provide a placement group of",
 )
 _LOG_PREFIX = re.compile(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d|\(\w[\w ,=+.:-]*\)\s|[IWEF]\d{4}\s|(?:WARNING|ERROR|INFO|DEBUG)\b|\$\s)"
@@ -100,7 +105,12 @@ _CONNECTION = re.compile(
     r"health check failed for node|this node is disconnected|"
     r"raylet is terminated\. termination is unexpected|local raylet died|ray client connection timeout|"
     r"python minor versions differ between client|"
-    r"client ray installation incompatible"
+    r"client ray installation incompatible|"
+    # Before Ray 1.11 (and with an external Redis for GCS fault tolerance since) every process
+    # reached the head through Redis: ``redis_context.cc`` and ``services.py`` wordings.
+    r"redis_context\.cc.{0,80}(?:failed|could not)|could not establish connection to redis|"
+    r"(?:failed|unable) to connect to (?:the )?redis|could not connect to redis|"
+    r"waiting for redis server at|could not allocate redis context|have not registered with redis"
 )
 # Failures after the work was placed (runtime env, worker start, constructor, Serve controller).
 _APPLICATION = re.compile(
@@ -156,6 +166,13 @@ _FRAMEWORK_FREE = re.compile(
     rf"Total available GPUs (?P<have>{_NUM}) is less than total desired GPUs (?P<need>{_NUM})|"
     r"Current node has no GPU available"
 )
+# vLLM's ``ray_utils`` waiting for the placement group of its workers (0.4+): the bundles, the first
+# pinned to the driver's node with a ``node:<ip>`` resource. A pin that no Ray node registers (the
+# IP vLLM sees is not the one Ray registered) can never be placed.
+_VLLM_SPECS = re.compile(
+    r"(?:Waiting for creating a placement group of specs for \d+ seconds\. specs=|"
+    r"Cannot provide a placement group of placement_group_specs=)(?P<specs>\[.{0,20000}?\])"
+)
 _LEGACY_ACTOR = "Could not find a node with enough GPUs or other resources to create this actor"
 _LEGACY_KEYS = {"NumCPUs": "CPU", "NumGPUs": "GPU"}
 _VERSION = re.compile(r"\bray, version (\d+\.\d+\.\d+\S*)")
@@ -184,11 +201,14 @@ def _required_shape(text: str) -> dict[str, float]:
     segment = _segment(text, _REQUIRES)
     if segment is None:
         return {}
-    for stop in (" for placement", "Available resources on this node", ". "):
-        at = segment.find(stop)
-        if at >= 0:
-            segment = segment[:at]
-            break
+    # Ray 1.x printed the map twice, ``{CPU: 1} for execution and {CPU: 1} for placement``.
+    stops = [
+        at
+        for stop in (" for execution", " for placement", "Available resources on this node", ". ")
+        if (at := segment.find(stop)) >= 0
+    ]
+    if stops:
+        segment = segment[: min(stops)]
     shape: dict[str, float] = {}
     for found in find_maps(segment)[:20]:
         for key, value in found.shape.items():
@@ -417,10 +437,24 @@ def _read_legacy_actor(text: str, found: Found) -> bool:
     return True
 
 
+def _read_vllm(text: str, found: Found) -> bool:
+    match = _VLLM_SPECS.search(text)
+    if match is None:
+        return False
+    bundles = [m.shape for m in find_maps(match.group("specs"))[:1000] if m.shape]
+    if bundles:
+        pinned = any(key.startswith("node:") for bundle in bundles for key in bundle)
+        demand = placement_group_demand(bundles, "PACK", 1, text)
+        # Without a pin it waits like any group, and the paste may not say why.
+        found.add_demand(demand.model_copy(update={"listed": not pinned}))
+    found.recognise(FRAMEWORK_FORMAT)
+    return True
+
+
 def read_message(text: str, found: Found) -> bool:
     """Read a demand, a node or a version out of one logical line; True if it was a Ray message."""
     recognised = False
-    if "cannot be scheduled right now" in text and (
+    if ("cannot be scheduled right now" in text or "cannot currently be scheduled" in text) and (
         "actor or task" in text or "It requires" in text or "Required resources" in text
     ):
         shape = _required_shape(text)
@@ -459,6 +493,8 @@ def read_message(text: str, found: Found) -> bool:
     recognised = _read_serve(text, found) or recognised
     recognised = _read_legacy_actor(text, found) or recognised
     recognised = _read_framework(text, found) or recognised
+    recognised = _read_vllm(text, found) or recognised
+    recognised = tune_status.read_line(text, found) or recognised
     lowered = text.lower()
     if _CONNECTION.search(lowered):
         found.recognise(CONNECTION_FORMAT)

@@ -44,8 +44,24 @@ def _deployment(name: object, raw: object) -> ServeDeployment | None:
     )
 
 
+# Statuses only Serve uses (``ApplicationStatus``, ``DeploymentStatus``): a fragment cut out of
+# ``serve status`` with one of them and its message is one application, even without its name.
+_SERVE_ONLY_STATUSES = frozenset({"DEPLOY_FAILED", "DEPLOYING", "UNHEALTHY"})
+UNNAMED_APPLICATION = "(pasted application)"
+
+
+def _is_fragment(doc: Mapping[object, object]) -> bool:
+    status = doc.get("status")
+    return isinstance(status, str) and status.strip().upper() in _SERVE_ONLY_STATUSES and "message" in doc
+
+
 def looks_like_serve_status(doc: Mapping[object, object]) -> bool:
-    return isinstance(doc.get("applications"), Mapping) or "app_status" in doc or "deployment_statuses" in doc
+    return (
+        isinstance(doc.get("applications"), Mapping)
+        or "app_status" in doc
+        or "deployment_statuses" in doc
+        or _is_fragment(doc)
+    )
 
 
 def serve_applications_from(doc: object) -> list[ServeApplication]:
@@ -71,6 +87,14 @@ def serve_applications_from(doc: object) -> list[ServeApplication]:
                 )
             )
         return apps
+    if _is_fragment(doc):
+        return [
+            ServeApplication(
+                name=_text(doc.get("name")) or UNNAMED_APPLICATION,
+                status=_text(doc.get("status")).upper(),
+                message=_text(doc.get("message")),
+            )
+        ]
     app_status = doc.get("app_status")
     legacy = doc.get("deployment_statuses")
     if isinstance(app_status, Mapping) or isinstance(legacy, list):

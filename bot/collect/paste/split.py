@@ -18,6 +18,7 @@ from bot.collect.paste import (
     kubectl_describe,
     kubectl_events,
     kubectl_tables,
+    kueue_tables,
     loose_lines,
     manifests,
     ray_state_tables,
@@ -109,6 +110,9 @@ class _Scanner:
         if kubectl_events.is_table_start(lines, i):
             self.flush()
             return max(i + 1, kubectl_events.parse_table(lines, i, found, self.namespace))
+        if kueue_tables.is_workloads_start(lines, i):
+            self.flush()
+            return max(i + 1, kueue_tables.parse_workloads(lines, i, found, self.namespace))
         if kubectl_tables.is_ray_resources_start(lines, i):
             self.flush()
             return max(i + 1, kubectl_tables.parse_ray_resources(lines, i, found, self.namespace))

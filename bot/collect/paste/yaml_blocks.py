@@ -30,6 +30,8 @@ _TOP_KEYS = re.compile(
     r"additionalWorkerGroups|containerStatuses|lastState|containerID|exitCode):(?:\s|$)"
 )
 _SERVE_KEYS = re.compile(r"^(?:applications|proxies|app_status|deployment_statuses|target_capacity):(?:\s|$)")
+# One application or deployment cut out of ``serve status``: its status line, in Serve's own words.
+_SERVE_STATUS = re.compile(r"^\s*status:\s*['\"]?(?:DEPLOY_FAILED|DEPLOYING|UNHEALTHY)['\"]?\s*$")
 _INDENTED_KEYS = re.compile(
     r"^\s+(?:available_node_types|headGroupSpec|workerGroupSpecs):\s*$|^\s*-\s+groupName:\s*\S"
 )
@@ -82,7 +84,7 @@ def start_kind(lines: Sequence[str], i: int) -> str | None:
     if _DOC_MARKER.match(line):
         following = _next_content(lines, i)
         return START_MANIFEST if following is not None and _KEY_LINE.match(following) else None
-    if _SERVE_KEYS.match(line):
+    if _SERVE_KEYS.match(line) or _SERVE_STATUS.match(line):
         return START_SERVE
     if _TOP_KEYS.match(line) or _INDENTED_KEYS.match(line):
         return START_LAUNCHER

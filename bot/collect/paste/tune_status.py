@@ -1,0 +1,212 @@
+"""Ray Tune's and Ray Train's status output: how many trials wait, how many run, what each asks.
+
+Tune has printed its progress in three layouts (read off ``ray/tune/progress_reporter.py``,
+``ray/tune/experimental/output.py`` and the older ``trial_runner.py``):
+
+* before 0.7: ``== Status ==``, then one section per state, ``PENDING trials:`` followed by
+  `` - <name>:\\tPENDING`` lines (``RUNNING`` ones add ``[pid=...]``), each section printed only
+  when it has a trial;
+* 0.7 to 2.4: ``Number of trials: 18/100 (17 PENDING, 1 RUNNING)`` (the ``/100`` only when the
+  number of samples is known) and a ``psql`` table, ``| Trial name | status | loc |``;
+* 2.5 on (the AIR output engine): ``Trial status: 1 RUNNING | 7 PENDING`` and a box-drawn table.
+
+The summary line counts every trial; tables and lists are often cut, so rows only count what they
+show. The cluster's totals (``Resources requested: 10/10 CPUs, 2/2 GPUs``, later ``Logical resource
+usage: ...``) are read with the other Tune messages in ``ray_messages``.
+
+What one trial asks for is rarely printed; users paste their code instead. ``ScalingConfig(
+num_workers=8, use_gpu=True)`` (Train 2.x, and ``Trainer(backend=..., num_workers=2,
+use_gpu=True)`` in Train 1.x) reserves one bundle per worker, by default one GPU each when
+``use_gpu`` is set; ``resources_per_trial={"cpu": 2, "gpu": 1}`` and ``tune.with_resources(fn,
+{"gpu": 1})`` reserve one bundle. The request becomes a demand only once the paste shows trials
+waiting, so a healthy run with its code pasted asks nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from bot.collect.paste.found import Found, TuneProgress
+from bot.snapshot.ray import Demand
+
+FORMAT = "ray tune status table"
+CODE_FORMAT = "ray tune or train resource request"
+
+_STATES = ("PENDING", "RUNNING", "TERMINATED", "ERROR", "PAUSED")
+_STATE = "|".join(_STATES)
+_SUMMARY = re.compile(r"Number of trials: \d+(?:/(?:\d+|infinite))? \((?P<body>[^)\n]{0,400})\)")
+_SUMMARY_ITEM = re.compile(rf"(?P<count>\d+) (?P<state>{_STATE})\b|'(?P<state2>{_STATE})': (?P<count2>\d+)")
+_NEW_SUMMARY = re.compile(rf"Trial status: (?P<body>(?:\d+ (?:{_STATE})(?: \| )?)+)")
+_SECTION = re.compile(rf"^(?P<state>{_STATE}) trials:\s*$")
+# ``| TorchTrainer_c40be_00000 | PENDING  |`` (psql), ``│ train_fn_8a3f2_00000   RUNNING  ...``
+# (2.5+): Tune names trials ``<trainable>_<5 hex>_<5 digits>``.
+_TABLE_ROW = re.compile(
+    rf"^[|│]?\s*(?P<name>[\w.-]+_[0-9a-f]{{5}}_\d{{5}}(?:_\S*)?)\s*[|│]?\s+(?P<state>{_STATE})\b"
+)
+# `` - train_model_3_lr=0.01,...:\tPENDING`` (before 0.7; the markdown dash may be stripped).
+_LIST_ROW = re.compile(rf"^(?:-\s+)?(?P<name>[\w.-]+_\d+(?:_[^\s:]*)?):\s+(?P<state>{_STATE})\b")
+_CALL = re.compile(r"\b(?:ScalingConfig|(?:Torch|TensorFlow|Horovod|DataParallel|)Trainer)\(")
+_KEYWORD = re.compile(
+    r"\b(?P<key>num_workers|use_gpu|resources_per_worker|placement_strategy)\s*=\s*"
+    r"(?P<value>\{[^{}]{0,300}\}|\"[^\"]{0,40}\"|'[^']{0,40}'|[\w.]+)"
+)
+_TRIAL_RESOURCES = re.compile(
+    r"(?:resources_per_trial\s*=\s*|with_resources\(\s*[\w.]+\s*,\s*(?:resources\s*=\s*)?)"
+    r"(?P<value>\{[^{}]{0,300}\})"
+)
+_TUNE_NAMES = {"cpu": "CPU", "gpu": "GPU", "CPU": "CPU", "GPU": "GPU", "memory": "memory"}
+# Read for its figures in ``ray_messages``; quoted here as the trials' evidence.
+_USAGE = re.compile(r"(?:Resources requested|Logical resource usage): [^\n]{1,300}")
+_MAX_ROWS = 5000
+_MAX_QUOTES = 6
+
+
+def _progress(found: Found) -> TuneProgress:
+    if found.tune is None:
+        found.tune = TuneProgress()
+    return found.tune
+
+
+def _quote(progress: TuneProgress, text: str) -> None:
+    if len(progress.quotes) < _MAX_QUOTES and text not in progress.quotes:
+        progress.quotes.append(text[:300])
+
+
+def _read_counts(text: str, found: Found) -> bool:
+    if match := _SUMMARY.search(text) or _NEW_SUMMARY.search(text):
+        counts: dict[str, int] = {}
+        for item in _SUMMARY_ITEM.finditer(match.group("body")):
+            state = item.group("state") or item.group("state2")
+            counts[state] = counts.get(state, 0) + int(item.group("count") or item.group("count2"))
+        if counts:
+            progress = _progress(found)
+            progress.summary = counts  # a later summary is a later moment of the same run
+            progress.quotes = [q for q in progress.quotes if "trials" not in q.lower()]
+            _quote(progress, match.group(0))
+            return True
+    stripped = text.strip()
+    if section := _SECTION.match(stripped):
+        progress = _progress(found)
+        progress.sections.add(section.group("state"))
+        _quote(progress, stripped)
+        return True
+    row = _TABLE_ROW.match(stripped) or _LIST_ROW.match(stripped)
+    if row:
+        progress = _progress(found)
+        if len(progress.rows) < _MAX_ROWS:
+            progress.rows[row.group("name")] = row.group("state")
+        if row.group("state") in ("PENDING", "RUNNING") and not progress.summary:
+            states = {_quote_state(q) for q in progress.quotes}
+            if row.group("state") not in states:
+                _quote(progress, stripped)
+        return True
+    return False
+
+
+def _quote_state(line: str) -> str | None:
+    for state in _STATES:
+        if state in line:
+            return state
+    return None
+
+
+def _literal_map(text: str) -> dict[str, float]:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {
+        _TUNE_NAMES.get(str(k), str(k)): float(v)
+        for k, v in value.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+    }
+
+
+def _scaling_demand(keywords: dict[str, str], text: str) -> Demand | None:
+    """One bundle per worker, as Train reserves them; the trainer's own small bundle is left out
+    (one CPU or none, depending on the version), so the figure is a lower bound."""
+    try:
+        workers = int(keywords.get("num_workers", "1"))
+    except ValueError:
+        return None
+    use_gpu = keywords.get("use_gpu", "False") == "True"
+    per_worker = _literal_map(keywords["resources_per_worker"]) if "resources_per_worker" in keywords else {}
+    if use_gpu and "GPU" not in per_worker:
+        per_worker["GPU"] = 1.0
+    if not per_worker:
+        per_worker = {"CPU": 1.0}
+    if not 0 < workers <= 10_000:
+        return None
+    strategy = keywords.get("placement_strategy", "PACK").strip("'\"").upper()
+    return Demand(
+        shape={k: v * workers for k, v in per_worker.items()},
+        kind="placement_group",
+        bundles=[dict(per_worker) for _ in range(min(workers, 1000))],
+        strategy=strategy,
+        listed=True,
+        name="trial",
+        source_text=text,
+    )
+
+
+def _read_request(text: str, found: Found) -> None:
+    progress = found.tune
+    call = _CALL.search(text)
+    if call is None and (progress is None or progress.open_call is None):
+        match = _TRIAL_RESOURCES.search(text)
+        shape = _literal_map(match.group("value")) if match else {}
+        if shape:
+            _progress(found).request = Demand(
+                shape=shape,
+                kind="placement_group",
+                bundles=[shape],
+                listed=True,
+                name="trial",
+                source_text=text,
+            )
+        return
+    progress = _progress(found)
+    if call is not None:
+        progress.open_call, progress.open_call_text = {}, text.strip()
+        body = text[call.end() :]
+    else:
+        body = text
+        progress.open_call_text = (progress.open_call_text + " " + text.strip())[:600]
+    keywords = progress.open_call if progress.open_call is not None else {}
+    for item in _KEYWORD.finditer(body):
+        keywords[item.group("key")] = item.group("value")
+    # The call ends at its closing parenthesis, or at a line that passes no keyword.
+    if ")" in body.replace("()", "") or (call is None and "=" not in body):
+        if "num_workers" in keywords:
+            demand = _scaling_demand(keywords, progress.open_call_text)
+            if demand is not None:
+                progress.request = demand
+        progress.open_call = None
+    else:
+        progress.open_call = keywords
+
+
+def _settle(found: Found) -> None:
+    """Trials wait and the request is known: that request is a demand."""
+    progress = found.tune
+    if progress is None or progress.request is None or progress.request_added:
+        return
+    if progress.counts().get("PENDING", 0) > 0:
+        found.add_demand(progress.request)
+        progress.request_added = True
+
+
+def read_line(text: str, found: Found) -> bool:
+    """Read one logical line; True when it was Tune status output (code counts only as context)."""
+    if usage := _USAGE.search(text):
+        _quote(_progress(found), usage.group(0).strip())
+    recognised = _read_counts(text, found)
+    if recognised:
+        found.recognise(FORMAT)
+    elif "(" in text or (found.tune is not None and found.tune.open_call is not None):
+        _read_request(text, found)
+    _settle(found)
+    return recognised
