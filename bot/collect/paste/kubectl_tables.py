@@ -54,7 +54,7 @@ _POD_ROW = re.compile(
 # ``-o wide`` adds IP and NODE after AGE; ``-L``/``--show-labels`` add other columns there instead.
 _IP_OR_NONE = re.compile(r"^(?:<none>|\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:]+)$")
 AGE = re.compile(r"^(?:<unknown>|<invalid>|\d+(?:\.\d+)?[smhdy](?:\d+[smhdy])*)$")
-_STATUS = re.compile(r"^(?:Init:)?(?:[A-Z][A-Za-z]+|\d+/\d+|(?:Signal|ExitCode):-?\d+)$")
+_STATUS = re.compile(r"^(?:Init:)?(?:OutOf[\w./-]+|[A-Z][A-Za-z]+|\d+/\d+|(?:Signal|ExitCode):-?\d+)$")
 # A container that ended without a reason: the printer writes its exit code or signal instead.
 _EXIT = re.compile(r"^(?:Signal|ExitCode):-?\d+$")
 
@@ -165,7 +165,7 @@ def pod_from_row(
         phase = "Running"
     elif reason == "Terminating":
         phase, deleting = "Running", True
-    elif reason in _FAILED:
+    elif reason in _FAILED or reason.startswith("OutOf"):  # the kubelet's OutOf<any resource>
         phase = "Failed"
     elif reason == "SchedulingGated":
         phase = "Pending"
@@ -185,7 +185,7 @@ def pod_from_row(
         conditions=conditions,
         container_statuses=statuses,
         display_status=status,
-        status_reason=reason if reason in _FAILED else None,
+        status_reason=reason if reason in _FAILED or reason.startswith("OutOf") else None,
     )
 
 

@@ -201,7 +201,8 @@ def _status_fragment(doc: Mapping[str, Any], found: Found) -> bool:
             "status": status,
         }
         added = _add_kubernetes_object(cluster, "RayCluster", found)
-    elif isinstance(status.get("containerStatuses"), list):
+    elif isinstance(status.get("containerStatuses"), list) or {"phase", "reason"} <= keys:
+        # ``phase`` with ``reason``: a Pod the kubelet rejected or evicted (``UnexpectedAdmissionError``).
         pod = {"kind": "Pod", "metadata": {"name": UNNAMED_POD, **metadata}, "status": status}
         added = _add_kubernetes_object(pod, "Pod", found)
     return added
