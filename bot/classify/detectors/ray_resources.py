@@ -542,6 +542,10 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             if not nodes and ray.totals:
                 count = ray.node_count or sum(ray.node_groups.values())
                 params["node"] = f"{count} node(s), {ray.totals.get(short, 0.0):g} {short} in total"
+                if fits(ray.totals, need):
+                    # Only cluster totals are known and they would hold it: the largest node is
+                    # smaller than the request, by how much the paste does not say.
+                    params["total"] = f"< {need[short]:g}"
         results.append(DemandVerdict(demand, verdict, params, evidence))
         if type_note is not None:
             results.append(type_note)
