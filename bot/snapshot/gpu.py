@@ -8,11 +8,14 @@ A node is a GPU node when Kubernetes advertises GPUs on it (``nvidia.com/gpu`` o
 ``alpha.kubernetes.io/nvidia-gpu`` in capacity or allocatable), or when it is *marked* as one: a
 GPU label (NVIDIA's feature discovery, GKE, Karpenter, EKS) or the ``nvidia.com/gpu`` taint. A node
 that is marked but advertises nothing is exactly the node cause 3 is about, so both count.
+
+The Pods of the GPU software stack (driver, toolkit, device plugin, validators) are named here too:
+a crash-looping driver Pod is cause 3, not an application error.
 """
 
 from __future__ import annotations
 
-from bot.snapshot.kubernetes import GPU_RESOURCE, Node
+from bot.snapshot.kubernetes import GPU_RESOURCE, Node, Pod
 
 LEGACY_GPU_RESOURCE = "alpha.kubernetes.io/nvidia-gpu"
 GPU_RESOURCES = (GPU_RESOURCE, LEGACY_GPU_RESOURCE)
@@ -68,3 +71,27 @@ def gpu_label(node: Node) -> tuple[str, str]:
     if GPU_RESOURCE in node.allocatable or GPU_RESOURCE in node.capacity:
         return "resource", GPU_RESOURCE
     return "", ""
+
+
+# Name prefixes of the Pods that make a node's GPUs visible to Kubernetes, from the GPU operator's
+# DaemonSets, GKE's installer, and the device plugin's static manifest and Helm chart.
+GPU_STACK_POD_PREFIXES = (
+    "nvidia-driver-daemonset",
+    "nvidia-driver-installer",
+    "nvidia-gpu-device-plugin",
+    "nvidia-container-toolkit",
+    "nvidia-device-plugin",
+    "nvidia-operator-validator",
+    "nvidia-cuda-validator",
+    "nvidia-device-plugin-validator",
+    "nvidia-mig-manager",
+    "gpu-feature-discovery",
+    "gpu-operator-",
+)
+_APP_LABELS = ("app", "app.kubernetes.io/name", "k8s-app", "name")
+
+
+def is_gpu_stack_pod(pod: Pod) -> bool:
+    """A Pod of the GPU software stack: driver, toolkit, device plugin, validators, GPU operator."""
+    names = [pod.name, *(pod.labels.get(key, "") for key in _APP_LABELS)]
+    return any(name.startswith(GPU_STACK_POD_PREFIXES) for name in names if name)

@@ -14,37 +14,16 @@ from collections.abc import Iterable
 
 from bot.catalogue import Rule
 from bot.classify.context import Context
-from bot.classify.detectors.kubernetes import _failing_pods
+from bot.classify.detectors.kubernetes import failing_pods
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.gpu import is_gpu_stack_pod
 from bot.snapshot.kubernetes import Pod
-
-# Name prefixes of the Pods that make a node's GPUs visible to Kubernetes, from the GPU operator's
-# DaemonSets, GKE's installer, and the device plugin's static manifest and Helm chart.
-GPU_STACK_POD_PREFIXES = (
-    "nvidia-driver-daemonset",
-    "nvidia-driver-installer",
-    "nvidia-gpu-device-plugin",
-    "nvidia-container-toolkit",
-    "nvidia-device-plugin",
-    "nvidia-operator-validator",
-    "nvidia-cuda-validator",
-    "nvidia-device-plugin-validator",
-    "nvidia-mig-manager",
-    "gpu-feature-discovery",
-    "gpu-operator-",
-)
-_APP_LABELS = ("app", "app.kubernetes.io/name", "k8s-app", "name")
-
-
-def is_gpu_stack_pod(pod: Pod) -> bool:
-    names = [pod.name, *(pod.labels.get(key, "") for key in _APP_LABELS)]
-    return any(name.startswith(GPU_STACK_POD_PREFIXES) for name in names if name)
 
 
 @detector("gpu_stack_pods", ("pod", "container", "reason", "message", "image", "restarts", "node"))
 def gpu_stack_pods(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    for pod, failing in ctx.memo("pod_failures", lambda: _failing_pods(ctx)):
+    for pod, failing in ctx.memo("pod_failures", lambda: failing_pods(ctx)):
         if not is_gpu_stack_pod(pod):
             continue
         status = failing[0][0]

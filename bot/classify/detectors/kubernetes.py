@@ -189,7 +189,7 @@ def _image_of(pod: Pod, container: str) -> str:
     return (spec.image if spec else None) or (status.image if status else None) or ""
 
 
-def _failing_pods(ctx: Context) -> list[tuple[Pod, list[tuple[ContainerStatus, str]]]]:
+def failing_pods(ctx: Context) -> list[tuple[Pod, list[tuple[ContainerStatus, str]]]]:
     """One pass over the Pods for the three failure rules."""
     found = []
     for pod in ctx.troubled_pods:
@@ -206,7 +206,7 @@ def _failing_pods(ctx: Context) -> list[tuple[Pod, list[tuple[ContainerStatus, s
 )
 def pod_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
     wanted = FailureParams.model_validate(rule.params).reason
-    for pod, failing in ctx.memo("pod_failures", lambda: _failing_pods(ctx)):
+    for pod, failing in ctx.memo("pod_failures", lambda: failing_pods(ctx)):
         matching = [s for s, kind in failing if kind == wanted]
         if not matching:
             continue
