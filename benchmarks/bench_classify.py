@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:
 
 import pydantic  # noqa: E402
 
+from benchmarks.markdown_block import write_block  # noqa: E402
 from benchmarks.synthetic import SIZES, Size, build_snapshot  # noqa: E402
 from bot.catalogue import default_catalogue  # noqa: E402
 from bot.classify import classify  # noqa: E402
@@ -319,14 +320,7 @@ def markdown(results: list[dict[str, Any]], info: dict[str, str], command: str) 
 
 
 def write_markdown(path: Path, block: str) -> None:
-    text = path.read_text() if path.exists() else ""
-    if MARK_START in text and MARK_END in text:
-        head, rest = text.split(MARK_START, 1)
-        _, tail = rest.split(MARK_END, 1)
-        text = head + block + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text)
+    write_block(path, block, MARK_START, MARK_END)
 
 
 # --- profile --------------------------------------------------------------------------------------

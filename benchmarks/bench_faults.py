@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.markdown_block import write_block  # noqa: E402
+
 MARK_START = "<!-- bench-faults:start -->"
 MARK_END = "<!-- bench-faults:end -->"
 TITLE = "# Reliability"
@@ -325,14 +327,7 @@ def markdown(results: dict[str, Any], info: dict[str, str], command: str, pendin
 
 def write_markdown(path: Path, block: str) -> None:
     """Put ``block`` between the markers of ``path`` (at its end when it has none)."""
-    text = path.read_text(encoding="utf-8") if path.exists() else TITLE + "\n"
-    if MARK_START in text and MARK_END in text:
-        head, rest = text.split(MARK_START, 1)
-        _, tail = rest.split(MARK_END, 1)
-        text = head + block + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
+    write_block(path, block, MARK_START, MARK_END, new_file=TITLE + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
 import yaml  # noqa: E402
 
 from benchmarks.bench_slack import compound  # noqa: E402
+from benchmarks.markdown_block import write_block  # noqa: E402
 from bot.render.slack import ACTION_HEAD_CHECK, ACTION_RAY_STATUS, ACTION_RERUN  # noqa: E402
 from tests.support.bot_process import BotProcess, bot_process, free_port  # noqa: E402
 from tests.support.cluster import CLUSTER, NS  # noqa: E402
@@ -287,14 +288,7 @@ def report(burst_result: dict[str, Any], soak_result: dict[str, Any], command: s
 
 
 def write_markdown(path: Path, block: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if MARK_START in text and MARK_END in text:
-        head, rest = text.split(MARK_START, 1)
-        _, tail = rest.split(MARK_END, 1)
-        text = head + block + tail
-    else:
-        text = text.rstrip() + "\n\n## Load and soak\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
+    write_block(path, block, MARK_START, MARK_END, heading="## Load and soak")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,6 +36,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the repo root holds the packages
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.markdown_block import write_block  # noqa: E402
+
 CORPUS = ROOT / "tests" / "corpus"
 MARK_START = "<!-- corpus-eval:start -->"
 MARK_END = "<!-- corpus-eval:end -->"
@@ -319,14 +324,7 @@ def _commit() -> str:
 
 
 def write_markdown(path: Path, block: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if MARK_START in text and MARK_END in text:
-        head, rest = text.split(MARK_START, 1)
-        _, tail = rest.split(MARK_END, 1)
-        text = head + block + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
+    write_block(path, block, MARK_START, MARK_END)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
