@@ -7,9 +7,8 @@ one) or recorded from a real Ray 2.60 cluster started on this machine.
 from __future__ import annotations
 
 from bot.catalogue import default_catalogue
-from bot.classify import classify
 from bot.collect.paste import parse_paste
-from bot.diagnosis import Diagnosis
+from tests.support.rule_cases import diagnose_paste
 
 # ray-project/ray#35289: autoscaler v1 prints this only for requests some node type fits.
 CLUSTER_FULL_OF_ACTORS = (
@@ -70,12 +69,8 @@ RECORDED_INFEASIBLE = (
 )
 
 
-def _diagnose(text: str) -> Diagnosis:
-    return classify(parse_paste(text))
-
-
 def _first(text: str) -> tuple[str, int | None]:
-    finding = _diagnose(text).findings[0]
+    finding = diagnose_paste(text).findings[0]
     return finding.rule, finding.cause
 
 
@@ -88,7 +83,7 @@ def test_cluster_full_of_actors_is_held_not_impossible() -> None:
 
 
 def test_held_finding_names_the_commands_that_settle_5_against_6() -> None:
-    finding = _diagnose(CLUSTER_FULL_OF_ACTORS).findings[0]
+    finding = diagnose_paste(CLUSTER_FULL_OF_ACTORS).findings[0]
     rule = default_catalogue().get(finding.rule)
     assert rule is not None
     commands = " ".join(rule.commands)
@@ -146,7 +141,7 @@ def test_serve_legacy_python_reprs_are_read() -> None:
 
 
 def test_autoscaler_launch_failure_is_cause_9_with_cloud_advice() -> None:
-    finding = _diagnose(LAUNCH_FAILED).findings[0]
+    finding = diagnose_paste(LAUNCH_FAILED).findings[0]
     assert (finding.rule, finding.cause) == ("ray-autoscaler-launch-failed", 9)
     assert finding.params["group"] == "worker_node"
     assert finding.params["reason"] == "InsufficientInstanceCapacity"
