@@ -27,6 +27,12 @@ class _Facts(dict[str, str]):
 
 
 def fill(template: str, facts: Mapping[str, str], unknown: str | None = None) -> str:
+    """Fill ``template``; an unknown fact reads ``unknown`` in prose but stays ``<name>`` inside a
+    backtick span, where prose quotes a command (`kubectl describe node <node>`)."""
+    if unknown is not None and "`" in template:
+        parts = template.split("`")
+        if len(parts) % 2 == 1:  # balanced: odd-numbered parts are code
+            return "`".join(fill(part, facts, None if i % 2 else unknown) for i, part in enumerate(parts))
     values = _Facts({k: v for k, v in facts.items() if v}, unknown)
     try:
         return string.Formatter().vformat(template, (), values)
