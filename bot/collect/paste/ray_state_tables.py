@@ -317,29 +317,22 @@ def _quote(record: Mapping[str, Any], block: Sequence[str]) -> str:
 
 
 def _demands(records: _Records) -> list[Demand]:
+    """Tasks waiting for a node and actors waiting to be created, as the state API lists them."""
+    waiting = (
+        (records.tasks, "task", "PENDING_NODE_ASSIGNMENT", "func_or_class_name"),
+        (records.actors, "actor", "PENDING_CREATION", "class_name"),
+    )
     demands: list[Demand] = []
-    for row in records.tasks:
-        state = str(row.get("state") or "").upper()
-        shape, in_group = _shape(row.get("required_resources"))
-        if state == "PENDING_NODE_ASSIGNMENT" and shape:
+    for rows, kind, pending, other_name in waiting:
+        for row in rows:
+            shape, in_group = _shape(row.get("required_resources"))
+            if str(row.get("state") or "").upper() != pending or not shape:
+                continue
             demands.append(
                 Demand(
                     shape=shape,
-                    kind="task",
-                    name=str(row.get("name") or row.get("func_or_class_name") or "") or None,
-                    listed=True,
-                    in_placement_group=in_group or bool(row.get("placement_group_id")),
-                    source_text=records.quotes.get(id(row)) or None,
-                )
-            )
-    for row in records.actors:
-        shape, in_group = _shape(row.get("required_resources"))
-        if str(row.get("state") or "").upper() == "PENDING_CREATION" and shape:
-            demands.append(
-                Demand(
-                    shape=shape,
-                    kind="actor",
-                    name=str(row.get("name") or row.get("class_name") or "") or None,
+                    kind=kind,
+                    name=str(row.get("name") or row.get(other_name) or "") or None,
                     listed=True,
                     in_placement_group=in_group or bool(row.get("placement_group_id")),
                     source_text=records.quotes.get(id(row)) or None,
