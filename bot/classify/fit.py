@@ -35,6 +35,7 @@ from bot.snapshot.kubernetes import (
     Toleration,
 )
 from bot.snapshot.quantity import format_amount
+from bot.snapshot.scheduler_text import quoted_reasons
 
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage")
@@ -277,6 +278,8 @@ def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None
     if match := _BARE_REASONS.search(message):
         counts, prefilter = _counted_reasons(match.group("body"))
         return 0, counts, prefilter
+    if quoted := quoted_reasons(message):
+        return 0, quoted, None
     return None
 
 

@@ -141,6 +141,9 @@ class NodeType(_Model):
     min_workers: int | None = None
     max_workers: int | None = None
     current: int | None = None
+    # The GPUs the type's machine or Pod has (its ``nvidia.com/gpu`` limit) when the config says,
+    # whatever ``resources`` tells Ray: a gap between the two is GPUs hidden from Ray.
+    gpu_limit: float = 0.0
 
 
 class TuneTrials(_Model):

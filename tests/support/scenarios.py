@@ -460,6 +460,28 @@ def autoscaler_scaled_up() -> Bundle:
     return bundle
 
 
+@case("cluster-autoscaler-scale-up-in-flight", "fires", PENDING)
+def scale_up_asked_pod_still_pending() -> Bundle:
+    return autoscaler_scaled_up()
+
+
+@case("cluster-autoscaler-scale-up-in-flight", "quiet")
+def scale_up_delivered_pod_running() -> Bundle:
+    bundle = healthy()
+    worker = GPU_WORKERS[0]
+    for reason, message in (
+        ("TriggeredScaleUp", "pod triggered scale-up: [{gke-ml-a100-pool-2f9a1c3e-grp 1->2 (max: 4)}]"),
+        (
+            "Scheduled",
+            f"Successfully assigned {NS}/{worker} to {bundle.find('pods', worker)['spec']['nodeName']}",
+        ),
+    ):
+        bundle.items("events").append(
+            k8s.event(NS, "Pod", worker, reason, message, type_="Normal", component="cluster-autoscaler")
+        )
+    return bundle
+
+
 @case("karpenter-incompatible-nodepool", "fires", PENDING)
 def karpenter_nodepool_does_not_tolerate() -> Bundle:
     return _karpenter(KARPENTER_TAINT)

@@ -355,3 +355,75 @@ def gke_autoscaler_messages(ctx: Context, rule: Rule) -> Iterable[Hit]:
             "messages": "; ".join(dict.fromkeys(described)),
         },
     )
+
+
+# cluster-autoscaler's TriggeredScaleUp event: ``pod triggered scale-up: [{<group> 0->1 (max: 1)}]``
+# (one ``{group current->new (max: max)}`` per group it grew, ScaleUpInfo's String) and, before about
+# 1.0, ``pod triggered scale-up, group: <group>, sizes (current/new): 3/4``. It says a node was asked
+# for, not that one came: a Pod still Pending after it is waiting for the cloud to deliver.
+_SCALE_UP_INFO = re.compile(r"\{(?P<group>\S+) (?P<current>\d+)->(?P<new>\d+) \(max: (?P<max>\d+)\)\}")
+_SCALE_UP_OLD = re.compile(
+    r"pod triggered scale-up, group: (?P<group>\S+?),? sizes \(current/new\): (?P<current>\d+)/(?P<new>\d+)"
+)
+
+
+@dataclass(frozen=True)
+class ScaleUpAsk:
+    group: str
+    current: int
+    new: int
+    maximum: int | None
+
+    def describe(self) -> str:
+        ceiling = f" (max {self.maximum})" if self.maximum is not None else ""
+        return f"{self.group} {self.current}→{self.new}{ceiling}"
+
+
+def parse_scale_up(message: str) -> list[ScaleUpAsk]:
+    """The node groups a TriggeredScaleUp message grew, in either wording."""
+    asks = [
+        ScaleUpAsk(m.group("group"), int(m.group("current")), int(m.group("new")), int(m.group("max")))
+        for m in _SCALE_UP_INFO.finditer(message)
+    ]
+    if not asks and (old := _SCALE_UP_OLD.search(message)):
+        asks.append(ScaleUpAsk(old.group("group"), int(old.group("current")), int(old.group("new")), None))
+    return asks
+
+
+def _scheduled_later(ctx: Context, namespace: str | None, pod: str | None) -> bool:
+    if pod is None:
+        return False
+    if any(e.reason == "Scheduled" for e in ctx.events_for(pod, namespace)):
+        return True
+    return any(
+        p.name == pod and p.node_name and (namespace is None or p.namespace == namespace)
+        for p in ctx.kube.pods
+    )
+
+
+@detector("autoscaler_scale_up_in_flight", ("pod", "namespace", "groups", "ceiling"))
+def autoscaler_scale_up_in_flight(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """cluster-autoscaler asked for nodes for a Pod the paste does not show scheduled afterwards."""
+    seen: set[tuple[str | None, str | None]] = set()
+    for event in ctx.kube.events:
+        asks = parse_scale_up(event.message) if "triggered scale-up" in event.message else []
+        key = (event.namespace, event.object_name)
+        if not asks or key in seen or _scheduled_later(ctx, *key):
+            continue
+        seen.add(key)
+        full = [a for a in asks if a.maximum is not None and a.new >= a.maximum]
+        subject = (
+            Subject(kind="Pod", name=event.object_name, namespace=event.namespace)
+            if event.object_name
+            else Subject(kind="Text", name=None)
+        )
+        yield Hit(
+            subject,
+            (Evidence(source=f"event {event.reason or 'TriggeredScaleUp'}", text=event.message),),
+            {
+                "pod": event.object_name or "",
+                "namespace": event.namespace or "",
+                "groups": ", ".join(a.describe() for a in asks),
+                "ceiling": ", ".join(a.group for a in full),
+            },
+        )

@@ -372,6 +372,26 @@ def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
         )
 
 
+@detector("kueue_admitted", ("workload", "queue", "status", "object"))
+def kueue_admitted(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """Kueue Workloads shown as admitted: Kueue has let the job in, so it is not what holds it."""
+    for workload in ctx.kube.workloads:
+        if not workload.admitted:
+            continue
+        status = workload.message or "admitted"
+        yield Hit(
+            Subject(kind="Workload", name=workload.name, namespace=workload.namespace),
+            (Evidence(source=f"kueue workload {workload.name}", text=status),),
+            {
+                "workload": workload.name,
+                "namespace": workload.namespace,
+                "queue": workload.queue or "?",
+                "status": status,
+                "object": f"workload/{workload.name}",
+            },
+        )
+
+
 @detector("scheduling_gates", ("pod", "gate", "object"))
 def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
     """Pods held by a scheduling gate, and Kueue Workloads not admitted yet: queued, not stuck."""
@@ -442,8 +462,22 @@ _NODE_WORDS = re.compile(
     r"nvidia\.com/gpu|gke-tpu|GPU|TPU|machine-family|gke-spot|placement",
 )
 _OVER_MAXIMUM = re.compile(r"higher than the Autopilot maximum|exceeds? the (?:Autopilot )?maximum")
+# A part of the Pod spec Autopilot does not run at all (host ports, host namespaces, privileged
+# containers, GPU init containers, ...): the Pod is never created, whatever the node constraints.
+_UNSUPPORTED = re.compile(
+    r"\b(?:not (?:supported|allowed|permitted)|disallowed|cannot be specified)\b[^.]*\bAutopilot\b|"
+    r"\bAutopilot\b[^.]*\b(?:does not|doesn't) (?:support|allow)\b|"
+    r";\s*(?:not allowed|disallowed) in Autopilot"
+)
+# The violation sentence quoted alone, without Warden's ``[denied by ...]`` wrapper.
+_BARE_VIOLATION = re.compile(
+    r"(?P<violation>[A-Z][^\n\"\[\]{}]{8,300}?\b(?:not (?:supported|allowed)|disallowed) in (?:GKE )?"
+    r"Autopilot\b[^\n\"]{0,80}?)"
+    r"(?:\.|$)",
+    re.MULTILINE,
+)
 _WINDOW = 8
-AutopilotCategory = Literal["node-constraint", "over-maximum"]
+AutopilotCategory = Literal["node-constraint", "over-maximum", "unsupported"]
 
 
 class AutopilotParams(BaseModel):
@@ -454,11 +488,14 @@ class AutopilotParams(BaseModel):
 def _autopilot_category(constraint: str, violation: str) -> AutopilotCategory | None:
     if "pod-limit" in constraint or "resource" in constraint:
         return "over-maximum" if _OVER_MAXIMUM.search(violation) else None
-    if re.search(
-        r"gpu|tpu|accelerator|compute-class|node-affinity|selector", constraint
-    ) and _NODE_WORDS.search(violation):
+    unsupported = _UNSUPPORTED.search(violation) is not None and not _NOT_ALLOWED_KEY.search(violation)
+    if (
+        re.search(r"gpu|tpu|accelerator|compute-class|node-affinity|selector", constraint)
+        and _NODE_WORDS.search(violation)
+        and not (unsupported and "container" in violation.lower())
+    ):
         return "node-constraint"
-    return None
+    return "unsupported" if unsupported else None
 
 
 def _autopilot_denials(ctx: Context) -> list[tuple[AutopilotCategory, Text, dict[str, str]]]:
@@ -468,6 +505,19 @@ def _autopilot_denials(ctx: Context) -> list[tuple[AutopilotCategory, Text, dict
     i = 0
     while i < len(texts):
         if not _DENIED.search(texts[i].text):
+            bare = _BARE_VIOLATION.search(texts[i].text)
+            if bare and (violation := bare.group("violation").strip()) and ("", violation) not in seen:
+                category = _autopilot_category("", violation)
+                if category is not None:
+                    seen.add(("", violation))
+                    found.append(
+                        (
+                            category,
+                            texts[i],
+                            {"constraint": "", "violation": violation, "quoted": bare.group(0).strip()}
+                            | {"key": "", "known_values": ""},
+                        )
+                    )
             i += 1
             continue
         # The constraint's reasons may follow on the next lines (pretty-printed JSON).

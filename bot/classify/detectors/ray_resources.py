@@ -154,6 +154,7 @@ def _templates(ctx: Context) -> list[Template]:
                     node_type.max_workers,
                     node_type.current,
                     grow and (node_type.max_workers or 0) > 0,
+                    node_type.gpu_limit,
                 )
             )
     for cluster in _clusters_in_scope(ctx):

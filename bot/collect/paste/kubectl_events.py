@@ -25,6 +25,7 @@ from bot.collect.paste.columns import Column, header_columns, slice_row
 from bot.collect.paste.counts import count_or
 from bot.collect.paste.found import Found
 from bot.snapshot.kubernetes import Event
+from bot.snapshot.scheduler_text import quoted_reasons
 
 TABLE_FORMAT = "kubectl get events"
 LINE_FORMAT = "kubernetes event line"
@@ -189,6 +190,14 @@ def read_bare(text: str) -> Event | None:
             reason="TriggeredScaleUp" if triggered else "NotTriggerScaleUp",
             message=clean_message(text[match.start() :]),
             source="cluster-autoscaler",
+        )
+    if not is_karpenter(text) and quoted_reasons(text):
+        # A reason quoted in a sentence: the scheduler spoke, but the paste keeps only its words.
+        return Event(
+            type="Warning",
+            reason="FailedScheduling",
+            message=clean_message(text),
+            source="default-scheduler",
         )
     return None
 

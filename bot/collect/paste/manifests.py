@@ -252,6 +252,8 @@ def read_document(doc: object, found: Found, depth: int = 0) -> bool:
                 if item_kind and _add_kubernetes_object(item, item_kind, found):
                     added = True
         return added
+    if kind == "RayCluster" and str(doc.get("apiVersion", "")).startswith("cluster.ray.io/"):
+        kind = None  # the Ray 1.x operator's RayCluster: its ``podTypes`` are node types, read below
     if isinstance(kind, str):
         return _add_kubernetes_object(doc, kind, found)
     if serve_status.looks_like_serve_status(doc):

@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.collect.paste import loose_lines, yaml_blocks
+from bot.collect.paste import cut_literal, loose_lines, yaml_blocks
 from bot.collect.paste.found import Found, RayStatusFigures
 from bot.snapshot.from_ray import ray_state
 from bot.snapshot.ray import Demand
@@ -63,8 +63,11 @@ _TOTALS_LABEL = re.compile(r"cluster_resources|cluster resources|total resources
 _AVAILABLE_LABEL = re.compile(r"available_resources|available resources", re.IGNORECASE)
 _MAX_TABLE_LINES = 20_000
 _MAX_PRINTOUT_CHARS = 1_000_000
+# A terminal or chat wraps lines at least this long; a shorter line ending inside a string was cut.
+_WRAP_WIDTH = 60
 _MAX_RECORDS = 5_000
 _MAX_QUOTE = 300
+CUT_PRINTOUT_NOTE = "a Python printout that was cut short was read up to where it was cut"
 
 
 # --- recognising where a block starts ------------------------------------------------------------
@@ -213,13 +216,21 @@ def _printout_extent(lines: Sequence[str], start: int) -> tuple[int, str]:
     quote: str | None = None
     for index in range(start, len(lines)):
         line = lines[index]
-        if index > start and not (line[:1].isspace() or line[:1] in "]})"):
+        if quote is not None and depth > 0 and len(parts[-1]) >= _WRAP_WIDTH:
+            parts[-1] += line  # a long line wrapped inside a string: a repr's strings never span lines
+        elif index > start and not (line[:1].isspace() or line[:1] in "]})"):
             return index, "\n".join(parts)  # ``pprint`` indents what continues a value
-        parts.append(line)
+        else:
+            parts.append(line)
         size += len(line)
+        escaped = False
         for ch in line:
             if quote:
-                if ch == quote:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == quote:
                     quote = None
             elif ch in "'\"":
                 quote = ch
@@ -227,7 +238,8 @@ def _printout_extent(lines: Sequence[str], start: int) -> tuple[int, str]:
                 depth += 1
             elif ch in "]})":
                 depth -= 1
-        quote = None  # a repr's strings never span lines
+        if len(parts[-1]) < _WRAP_WIDTH:
+            quote = None  # not a wrapped line: its open string was cut, and the next line is new
         if depth <= 0 or size > _MAX_PRINTOUT_CHARS:
             return index + 1, "\n".join(parts)
     return len(lines), "\n".join(parts)
@@ -513,8 +525,14 @@ def _read_printout(lines: Sequence[str], start: int, found: Found, records: _Rec
     # A printout after a label on its line (``available: {...}``) is read from its first bracket.
     begin = min((p for p in (text.find("["), text.find("{")) if p >= 0), default=0)
     value = _literal(text[begin:])
+    repaired = False
     if value is None:
-        # Not a whole value (cut, or not Python): its lines are read as loose lines, once.
+        # Cut short: what was printed before the cut is still read (records cut through lose
+        # the fields after the cut, so a state they did not print stays unknown).
+        value = next((v for c in cut_literal.closings(text[begin:]) if (v := _literal(c)) is not None), None)
+        repaired = value is not None
+    if value is None:
+        # Not a whole value (not Python): its lines are read as loose lines, once.
         loose_lines.read_run(lines[start:end], found, None)
         return end
     resources = _resource_dict(value)
@@ -529,18 +547,31 @@ def _read_printout(lines: Sequence[str], start: int, found: Found, records: _Rec
             return end  # totals or what is free: the paste does not say which
         found.recognise(PRINTOUT_FORMAT)
         return end
-    items = value if isinstance(value, list) else [value]
+    items = value if isinstance(value, list) else _keyed_records(value) or [value]
     block = lines[start:end]
     read_any = False
     for item in items:
         if isinstance(item, dict):
+            if repaired:
+                item.setdefault("state", "UNKNOWN")
             read_any = records.add(item, _quote(item, block)) or read_any
+    if read_any and repaired:
+        found.note(CUT_PRINTOUT_NOTE)
     if not read_any:
         loose_lines.read_run(lines[start:end], found, None)
         return end
     found.recognise(PRINTOUT_FORMAT)
     _store(records, found)
     return end
+
+
+def _keyed_records(value: Any) -> list[dict[str, Any]]:
+    """Records printed as a mapping from their id to the record (``placement_group_table()``,
+    ``ray.actors()`` in 1.x): the records, or nothing when ``value`` is not such a mapping."""
+    if not isinstance(value, dict) or not value or any(key in value for key in _RECORD_KEYS):
+        return []
+    records = [record for record in value.values() if isinstance(record, dict)]
+    return records if len(records) == len(value) else []
 
 
 def read_json_records(value: object, found: Found) -> bool:

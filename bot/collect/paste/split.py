@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.collect.paste import (
+    cluster_summary,
     json_blocks,
     kubectl_describe,
     kubectl_events,
     kubectl_tables,
     kueue_tables,
+    legacy_autoscaler,
     loose_lines,
     manifests,
     ray_state_tables,
@@ -80,6 +82,12 @@ class _Scanner:
             else:
                 self.run.extend(lines[i : block.end])
             return block.end
+        if cluster_summary.is_start(lines, i):
+            self.flush()
+            return cluster_summary.read(lines, i, found)
+        if legacy_autoscaler.is_start(lines, i):
+            self.flush()
+            return legacy_autoscaler.read(lines, i, found)
         if ray_status.is_start(lines, i):
             end = ray_status.extent(lines, i)
             self.flush()

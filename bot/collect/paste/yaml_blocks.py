@@ -27,7 +27,8 @@ _DOC_MARKER = re.compile(r"^---\s*$")
 _TOP_KEYS = re.compile(
     r"^(?:available_node_types|cluster_name|head_node_type|max_workers|provider|idle_timeout_minutes|"
     r"upscaling_speed|headGroupSpec|workerGroupSpecs|rayVersion|metadata|spec|status|items|head|worker|"
-    r"additionalWorkerGroups|containerStatuses|lastState|containerID|exitCode):(?:\s|$)"
+    r"additionalWorkerGroups|containerStatuses|lastState|containerID|exitCode|headPodType|podTypes|"
+    r"head_node|worker_nodes|min_workers):(?:\s|$)"
 )
 _SERVE_KEYS = re.compile(r"^(?:applications|proxies|app_status|deployment_statuses|target_capacity):(?:\s|$)")
 # One application or deployment cut out of ``serve status``: its status line, in Serve's own words.
@@ -103,7 +104,11 @@ _FAMILIES = {
     **dict.fromkeys(
         ("applications", "proxies", "app_status", "deployment_statuses", "target_capacity"), "serve"
     ),
-    **dict.fromkeys(("available_node_types", "cluster_name", "head_node_type", "provider"), "launcher"),
+    **dict.fromkeys(
+        ("available_node_types", "cluster_name", "head_node_type", "provider", "head_node", "worker_nodes"),
+        "launcher",
+    ),
+    **dict.fromkeys(("headPodType", "podTypes"), "legacy-helm"),
     **dict.fromkeys(("head", "worker", "additionalWorkerGroups", "image"), "helm"),
 }
 
