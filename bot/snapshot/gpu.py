@@ -55,8 +55,15 @@ def advertised_gpus(node: Node) -> float:
     return sum(node.allocatable.get(name, node.capacity.get(name, 0.0)) for name in GPU_RESOURCES)
 
 
+def installed_gpus(node: Node) -> float:
+    """GPUs the device plugin found on the node (capacity), healthy or not; allocatable when no
+    capacity was pasted."""
+    return sum(node.capacity.get(name, node.allocatable.get(name, 0.0)) for name in GPU_RESOURCES)
+
+
 def is_gpu_node(node: Node) -> bool:
-    return advertised_gpus(node) > 0 or marked_as_gpu_node(node)
+    # Capacity counts too: a node whose GPUs are all unhealthy has them in capacity and 0 allocatable.
+    return advertised_gpus(node) > 0 or installed_gpus(node) > 0 or marked_as_gpu_node(node)
 
 
 def gpu_label(node: Node) -> tuple[str, str]:

@@ -51,8 +51,9 @@ class Demand(_Model):
     # Ray's own message said the request fits a node but the resources are claimed now (the
     # "cluster full of actors" warnings); the paste may hold no totals to check that against.
     reported_held: bool = False
-    # Listed by the state API (``ray list tasks``, a PENDING placement group): it waits, and the
-    # listing says nothing of why, so with no figures to compare it is not judged at all.
+    # Listed by the state API (``ray list tasks``, a PENDING placement group) or a demand line quoted
+    # without its status: it waits, and nothing says why, so with no figures to compare it is
+    # reported as not judged.
     listed: bool = False
     # Work scheduled into a placement group (``ray status``'s ``(N+ using placement groups)``, a
     # task row with a ``placement_group_id``): only its group's reserved bundles can run it.

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from bot.classify.detectors.autoscaling import ScaleUpAsk, parse_scale_up
 from bot.classify.fit import parse_scheduler_message, reason_category
 from bot.snapshot.scheduler_text import quoted_reasons
+from tests.support.corpus import CORPUS
 from tests.support.rule_cases import case_text, diagnose_paste, rules_of
 
 
@@ -71,3 +72,24 @@ def test_autopilot_refusing_a_spec_feature_is_not_a_node_constraint() -> None:
 def test_quoted_reasons_never_raise(text: str) -> None:
     for reason in quoted_reasons(text):
         assert (reason and reason in text) or reason.startswith(("node(s)", "Insufficient"))
+
+
+def test_an_idle_device_plugin_daemonset_matters_only_in_a_paste_about_gpus() -> None:
+    rows = case_text("gpu-stack-daemonset-on-no-node", "quiet", "get-all-cluster-without-gpu-nodes.txt")
+    assert "gpu-stack-daemonset-on-no-node" not in rules_of(diagnose_paste(rows))
+    pending = (CORPUS / "recorded-kubectl" / "insufficient-gpu-describe-pending-worker.txt").read_text(
+        "utf-8"
+    )
+    both = diagnose_paste(rows + "\n" + pending)
+    [finding] = [f for f in both.findings if f.rule == "gpu-stack-daemonset-on-no-node"]
+    assert (finding.cause, finding.subject.name, finding.subject.namespace) == (
+        3,
+        "nvidia-device-plugin-daemonset",
+        "kube-system",
+    )
+
+
+def test_a_demand_line_quoted_alone_is_waiting_work_not_a_verdict() -> None:
+    diagnosis = diagnose_paste(case_text("ray-demand-unjudged", "fires", "demand-line-quoted-in-prose.txt"))
+    assert rules_of(diagnosis) == ["ray-demand-unjudged"]
+    assert diagnosis.findings[0].cause is None and diagnosis.findings[0].severity == "info"

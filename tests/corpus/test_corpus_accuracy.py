@@ -16,9 +16,9 @@ from benchmarks.corpus_eval import FORMATS, Outcome, evaluate, load_corpus, miss
 from tests.support.corpus import CORPUS
 
 # Raised as accuracy improves; never lowered to make a change pass.
-FLOOR_HIT_AT_1 = 0.89
-FLOOR_RECALL = 0.86
-CEILING_NOTHING_RECOGNISED = 0.07
+FLOOR_HIT_AT_1 = 0.92
+FLOOR_RECALL = 0.88
+CEILING_NOTHING_RECOGNISED = 0.03
 MIN_CASES = 150
 MIN_PER_CAUSE = 10
 

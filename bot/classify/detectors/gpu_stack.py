@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from bot.catalogue import Rule
 from bot.classify.context import Context
-from bot.classify.detectors.kubernetes import failing_pods
+from bot.classify.detectors.kubernetes import failing_pods, gpu_wanted
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.gpu import is_gpu_stack_pod
@@ -95,4 +95,51 @@ def gpu_stack_pods_in_init(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "node": pod.node_name or "",
                 "group": ", ".join(p.name for p in stuck[:5]),
             },
+        )
+
+
+# A ``kubectl get daemonsets`` row (NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE,
+# NAMESPACE first with -A, ``daemonset.apps/`` before the name in ``kubectl get all``) of a GPU-stack
+# DaemonSet whose counts are all 0, or the same told in a sentence ("the device plugin shows DESIRED 0").
+_IDLE_ROW = re.compile(
+    r"^\s*(?:(?P<namespace>[a-z0-9][-a-z0-9.]*)\s+)?(?:daemonset(?:\.apps)?/)?"
+    r"(?P<daemonset>[\w.-]*(?:device-plugin|nvidia-driver|driver-installer|gpu-feature-discovery|"
+    r"container-toolkit|operator-validator)[\w.-]*)\s+0\s+0\s+0\s+0\s+0(?:\s|$)"
+)
+_IDLE_TOLD = re.compile(r"\b(?:nvidia-)?device[- ]plugin\b[^\n]{0,100}?\bDESIRED\b[\s`:=→>-]{0,8}0\b")
+
+
+@detector("gpu_stack_daemonsets_idle", ("daemonset", "namespace", "line", "gpu_signal"))
+def gpu_stack_daemonsets_idle(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """A GPU-stack DaemonSet placed on no node, in a paste that is about GPUs.
+
+    On a cluster without GPU nodes a device plugin with DESIRED 0 is normal, so the row alone is no
+    finding: the paste must also show GPU work or GPU nodes.
+    """
+    idle: list[tuple[str, str, str]] = []
+    for text in ctx.iter_texts():
+        for line in text.text.splitlines()[:200]:
+            if (row := _IDLE_ROW.match(line)) is not None:
+                idle.append((row.group("daemonset"), row.group("namespace") or "", line.strip()))
+            elif _IDLE_TOLD.search(line):
+                idle.append(("", "", line.strip()))
+    if not idle:
+        return
+    wanted = gpu_wanted(ctx)
+    if wanted is None:
+        return
+    seen: set[str] = set()
+    for name, namespace, line in idle:
+        if line in seen:
+            continue
+        seen.add(line)
+        subject = (
+            Subject(kind="DaemonSet", name=name, namespace=namespace or None)
+            if name
+            else Subject(kind="Text", name=None)
+        )
+        yield Hit(
+            subject,
+            (Evidence(source="daemonsets", text=line[:600]), wanted),
+            {"daemonset": name, "namespace": namespace, "line": line[:600], "gpu_signal": wanted.text[:300]},
         )

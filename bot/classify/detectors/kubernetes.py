@@ -22,7 +22,9 @@ from bot.snapshot.quantity import format_amount
 
 class GpuNodeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    verdict: Literal["no-allocatable", "legacy-resource", "device-plugin-down", "unmarked-no-gpu"]
+    verdict: Literal[
+        "no-allocatable", "legacy-resource", "device-plugin-down", "unmarked-no-gpu", "unhealthy-devices"
+    ]
 
 
 def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
@@ -35,7 +37,18 @@ def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
 
 @detector(
     "gpu_nodes",
-    ("node", "gpu_label", "gpu_value", "resource", "plugin_pod", "plugin_status", "listed", "gpu_signal"),
+    (
+        "node",
+        "gpu_label",
+        "gpu_value",
+        "resource",
+        "plugin_pod",
+        "plugin_status",
+        "listed",
+        "gpu_signal",
+        "capacity_gpus",
+        "allocatable_gpus",
+    ),
     GpuNodeParams,
 )
 def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
@@ -59,6 +72,9 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             applies = legacy > 0 and gpus <= 0
         elif wanted == "no-allocatable":
             applies = gpus <= 0 and legacy <= 0
+        elif wanted == "unhealthy-devices":
+            # The device plugin counts every GPU in capacity and only the healthy ones in allocatable.
+            applies = 0 < gpus < node.capacity.get(GPU_RESOURCE, 0.0)
         else:
             applies = plugins_collected and not plugin_ok
         if not applies:
@@ -70,6 +86,8 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             "gpu_value": value,
             "resource": GPU_RESOURCE,
             "plugin_pod": ", ".join(p.name for p in on_node) or "none",
+            "capacity_gpus": format_amount(GPU_RESOURCE, node.capacity.get(GPU_RESOURCE, 0.0)),
+            "allocatable_gpus": format_amount(GPU_RESOURCE, gpus),
             "plugin_status": ", ".join(
                 f"{p.name}: {p.phase}{'' if p.ready else ', not Ready'}" for p in on_node
             )
@@ -90,6 +108,12 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
         elif wanted == "no-allocatable":
             yield Hit(Subject(kind="Node", name=node.name), (figures,), params)
+        elif wanted == "unhealthy-devices":
+            capacity = Evidence(
+                source=f"node {node.name} capacity",
+                text=f"{GPU_RESOURCE}: {node.capacity.get(GPU_RESOURCE, 0.0):g}",
+            )
+            yield Hit(Subject(kind="Node", name=node.name), (capacity, figures), params)
         else:
             evidence = [figures] + [
                 Evidence(source=f"pod {p.name}", text=f"phase {p.phase}, ready {p.ready}") for p in on_node
@@ -97,7 +121,7 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             yield Hit(Subject(kind="Node", name=node.name), tuple(evidence), params)
 
 
-def _gpu_wanted(ctx: Context) -> Evidence | None:
+def gpu_wanted(ctx: Context) -> Evidence | None:
     """Where the paste shows that its Pods are after GPUs: a request, a GPU toleration or selector,
     a scheduler or autoscaler message, or a pasted spec line that names ``nvidia.com/gpu``."""
     for pod in ctx.kube.pods:
@@ -130,7 +154,7 @@ def _unmarked_nodes_without_gpu(ctx: Context) -> Iterator[Hit]:
     candidates = [n for n in nodes if not n.labels and not n.taints and (n.capacity or n.allocatable)]
     if not candidates:
         return
-    wanted = _gpu_wanted(ctx)
+    wanted = gpu_wanted(ctx)
     if wanted is None:
         return
     for node in candidates[:5]:

@@ -185,6 +185,7 @@ def _clusters_in_scope(ctx: Context) -> list[RayClusterObject]:
 
 
 DemandVerdictKind = Literal[
+    "unjudged",
     "held",
     "held-reported",
     "infeasible",
@@ -387,8 +388,6 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         need = _request(demand)
         if not need:
             continue
-        if demand.listed and not (nodes or ray.totals):
-            continue  # the state API lists it as waiting; nothing in the paste says why
         params = {
             "demand": label,
             "count": str(demand.count),
@@ -397,6 +396,10 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         evidence = [
             Evidence(source="ray demand", text=demand.source_text or f"{label}: {demand.count} pending")
         ]
+        if demand.listed and not (nodes or ray.totals):
+            # Listed as waiting (the state API, a demand line quoted alone): nothing says why.
+            results.append(DemandVerdict(demand, "unjudged", params, evidence))
+            continue
         whole = _whole_group(demand)
         capacity = ray.totals or _merged_totals(nodes)
         if (

@@ -21,8 +21,10 @@ from collections.abc import Sequence
 
 from bot.collect.paste import kubectl_events, ray_messages
 from bot.collect.paste.found import MAX_TEXTS, Found
+from bot.snapshot.ray_status_text import find_demands
 
 MESSAGES_FORMAT = "log or error messages"
+DEMAND_LINE_FORMAT = "ray status demand line"
 
 _MARKDOWN = re.compile(r"^\s*(?:#{1,6}\s+|>\s?|[*-]\s+(?=\S))")
 # Matched against the lower-cased line: far faster than IGNORECASE over this many alternatives.
@@ -85,6 +87,13 @@ def _read_logical(text: str, found: Found, namespace: str | None) -> None:
         recognised = True
     if kubectl_events.is_karpenter(text):
         found.recognise(kubectl_events.KARPENTER_FORMAT)
+        recognised = True
+    if not recognised and "pending" in text and (demands := find_demands(text)):
+        # A demand line of ``ray status`` quoted on its own or inside a sentence.
+        for demand in demands:
+            # Without the status around it the paste may hold nothing to judge it against.
+            found.add_demand(demand.model_copy(update={"listed": True}))
+        found.recognise(DEMAND_LINE_FORMAT)
         recognised = True
     if recognised:
         found.add_text(text)

@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.collect.paste import node_types, serve_status
 from bot.collect.paste.found import Found, PodRecord, PodSource
+from bot.collect.paste.kubectl_describe import UNNAMED_NODE
 from bot.snapshot.from_kubernetes import dig, field_for_kind, read_list
 
 KUBERNETES_FORMAT = "kubernetes manifest"
@@ -208,6 +209,39 @@ def _status_fragment(doc: Mapping[str, Any], found: Found) -> bool:
     return added
 
 
+_NODE_STATUS_KEYS = frozenset({"addresses", "nodeInfo", "daemonEndpoints", "images", "conditions"})
+
+
+def _node_fragment(doc: Mapping[str, Any], found: Found) -> bool:
+    """A node's ``status:`` (or just its ``capacity:`` and ``allocatable:``) cut out of ``kubectl get
+    node -o yaml``: what people paste to show that a GPU is in capacity but not allocatable."""
+    status = doc.get("status") if isinstance(doc.get("status"), Mapping) else doc
+    if not isinstance(status, Mapping) or (status is not doc and set(doc) - {"status", "metadata"}):
+        return False
+    capacity, allocatable = status.get("capacity"), status.get("allocatable")
+    resources = [r for r in (capacity, allocatable) if isinstance(r, Mapping)]
+    if not resources or not (len(resources) == 2 or set(map(str, status)) & _NODE_STATUS_KEYS):
+        return False
+    raw_metadata = doc.get("metadata")
+    metadata: dict[str, Any] = dict(raw_metadata) if isinstance(raw_metadata, Mapping) else {}
+    if not metadata.get("name"):
+        addresses = status.get("addresses")
+        hostnames = (
+            [
+                a.get("address")
+                for a in addresses
+                if isinstance(a, Mapping)
+                and a.get("type") == "Hostname"
+                and isinstance(a.get("address"), str)
+            ]
+            if isinstance(addresses, list)
+            else []
+        )
+        metadata["name"] = hostnames[0] if hostnames else UNNAMED_NODE
+    node = {"kind": "Node", "metadata": metadata, "status": dict(status)}
+    return _add_kubernetes_object(node, "Node", found)
+
+
 _TERMINATION_KEYS = frozenset(
     {"containerID", "exitCode", "finishedAt", "startedAt", "reason", "signal", "message"}
 )
@@ -277,4 +311,4 @@ def read_document(doc: object, found: Found, depth: int = 0) -> bool:
     if isinstance(doc.get("lastState"), Mapping) or isinstance(doc.get("terminated"), Mapping):
         terminated = dig(doc, "lastState", "terminated") or doc.get("terminated")
         return isinstance(terminated, Mapping) and _termination_fragment(terminated, found)
-    return _status_fragment(doc, found) or _termination_fragment(doc, found)
+    return _status_fragment(doc, found) or _node_fragment(doc, found) or _termination_fragment(doc, found)

@@ -28,7 +28,7 @@ _TOP_KEYS = re.compile(
     r"^(?:available_node_types|cluster_name|head_node_type|max_workers|provider|idle_timeout_minutes|"
     r"upscaling_speed|headGroupSpec|workerGroupSpecs|rayVersion|metadata|spec|status|items|head|worker|"
     r"additionalWorkerGroups|containerStatuses|lastState|containerID|exitCode|headPodType|podTypes|"
-    r"head_node|worker_nodes|min_workers):(?:\s|$)"
+    r"head_node|worker_nodes|min_workers|allocatable|capacity):(?:\s|$)"
 )
 _SERVE_KEYS = re.compile(r"^(?:applications|proxies|app_status|deployment_statuses|target_capacity):(?:\s|$)")
 # One application or deployment cut out of ``serve status``: its status line, in Serve's own words.
@@ -36,6 +36,8 @@ _SERVE_STATUS = re.compile(r"^\s*status:\s*['\"]?(?:DEPLOY_FAILED|DEPLOYING|UNHE
 _INDENTED_KEYS = re.compile(
     r"^\s+(?:available_node_types|headGroupSpec|workerGroupSpecs):\s*$|^\s*-\s+groupName:\s*\S"
 )
+_INDENTED_STATUS = re.compile(r"^\s+status:\s*$")
+_NODE_STATUS_FIELD = re.compile(r"^\s+(?:addresses|allocatable|capacity|conditions|nodeInfo):(?:\s|$)")
 # The KubeRay ``ray-cluster`` chart's values start with ``image:`` and ``repository:`` under it.
 _HELM_IMAGE = re.compile(r"^\s+repository:\s*\S")
 _NAME_ONLY = re.compile(r"^(\s*)([\w.\"'-]+):\s*(?:#.*)?$")
@@ -89,6 +91,8 @@ def start_kind(lines: Sequence[str], i: int) -> str | None:
         return START_SERVE
     if _TOP_KEYS.match(line) or _INDENTED_KEYS.match(line):
         return START_LAUNCHER
+    if _INDENTED_STATUS.match(line) and _NODE_STATUS_FIELD.match(_next_content(lines, i) or ""):
+        return START_LAUNCHER  # a node's status cut out of ``kubectl get node -o yaml``, indented
     if line.startswith("image:") and _HELM_IMAGE.match(_next_content(lines, i) or ""):
         return START_LAUNCHER
     if _is_node_type_entry(lines, i):
