@@ -453,6 +453,28 @@ def _group(raw: object, name: str, is_head: bool) -> RayGroup:
     )
 
 
+def _ready_workers(status: Mapping[str, Any]) -> int | None:
+    """Worker Pods that are Ready, from a RayCluster status of any KubeRay release.
+
+    KubeRay writes ``readyWorkerReplicas`` from v1.2 on and, being ``omitempty``, leaves it out when
+    it is 0; so when it is absent but the status holds a field only v1.2+ writes, the count is 0.
+    Before v1.2 the nearest figure is ``availableWorkerReplicas`` (worker Pods Running).
+    """
+    ready = _int(status.get("readyWorkerReplicas"))
+    if ready is not None:
+        return ready
+    head = _mapping(status.get("head"))
+    only_from_1_2 = (
+        status.get("conditions"),
+        status.get("stateTransitionTimes"),
+        head.get("podName"),
+        head.get("serviceName"),
+    )
+    if any(only_from_1_2):
+        return 0
+    return _int(status.get("availableWorkerReplicas"))
+
+
 def raycluster_from_json(raw: object) -> RayClusterObject | None:
     name = _str(dig(raw, "metadata", "name"))
     if not name:
@@ -475,7 +497,7 @@ def raycluster_from_json(raw: object) -> RayClusterObject | None:
         state=_str(status.get("state")),
         reason=_str(status.get("reason")),
         conditions=_conditions(status.get("conditions")),
-        ready_workers=_int(status.get("readyWorkerReplicas")) or _int(status.get("availableWorkerReplicas")),
+        ready_workers=_ready_workers(status),
         desired_workers=_int(status.get("desiredWorkerReplicas")),
         owner=_owner(raw),
     )
@@ -500,14 +522,18 @@ def rayservice_from_json(raw: object) -> RayServiceObject | None:
     name = _str(dig(raw, "metadata", "name"))
     if not name:
         return None
+    # Until its first cluster's Serve apps are healthy, KubeRay (every release) keeps that cluster and
+    # the apps' statuses in pendingServiceStatus and leaves activeServiceStatus empty.
     active = _mapping(dig(raw, "status", "activeServiceStatus"))
-    apps = _mapping(active.get("applicationStatuses"))
+    pending = _mapping(dig(raw, "status", "pendingServiceStatus"))
+    serving = active if _str(active.get("rayClusterName")) else pending
+    apps = _mapping(serving.get("applicationStatuses"))
     return RayServiceObject(
         name=name,
         namespace=_str(dig(raw, "metadata", "namespace")) or "default",
         service_status=_str(dig(raw, "status", "serviceStatus")),
         conditions=_conditions(dig(raw, "status", "conditions")),
-        cluster_name=_str(active.get("rayClusterName")),
+        cluster_name=_str(serving.get("rayClusterName")),
         app_statuses={k: s for k, v in apps.items() if (s := _str(dig(v, "status")))},
         app_messages={k: s for k, v in apps.items() if (s := _str(dig(v, "message")))},
     )

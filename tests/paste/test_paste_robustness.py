@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -118,7 +119,12 @@ def test_binary_junk_gives_a_snapshot(data: bytes) -> None:
     _check(parse_paste(data.decode("latin-1")))
 
 
-def _cuts(sample: str, spread: int = 150) -> list[int]:
+# Cut points per sample: enough that cuts land in every part of a line across the ~350 samples;
+# ``RAYDIAG_FUZZ_SCALE=20`` (as for the hypothesis tests) cuts far more densely for a deeper hunt.
+CUT_SPREAD = 60 * int(os.environ.get("RAYDIAG_FUZZ_SCALE", "1"))
+
+
+def _cuts(sample: str, spread: int = CUT_SPREAD) -> list[int]:
     """Where to cut a sample: at line ends (at most ``spread`` of them, spread over the sample) and at
     as many points in between, so cuts fall in every part of a line (every character of the whole
     corpus would cost the suite minutes for no new shape)."""
