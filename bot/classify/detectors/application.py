@@ -65,13 +65,20 @@ def serve_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
 
 
+# RayJob deployment statuses that end the job: ``Failed`` (v1.1 on), v1.0's
+# ``FailedToGetOrCreateRayCluster`` and ``FailedJobDeploy``, and ``ValidationFailed`` (v1.5 on).
+_FAILED_DEPLOYMENT = frozenset(
+    {"failed", "failedtogetorcreateraycluster", "failedjobdeploy", "validationfailed"}
+)
+
+
 @detector("job_status", ("job", "status", "message"))
 def job_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
     seen: set[str] = set()
     for job in ctx.kube.rayjobs:
         status = (job.job_status or "").upper()
         deployment = (job.deployment_status or "").lower()
-        if status not in _FAILED_JOB and deployment != "failed":
+        if status not in _FAILED_JOB and deployment not in _FAILED_DEPLOYMENT:
             continue
         seen.add(job.submission_id or job.name)
         yield Hit(

@@ -182,7 +182,17 @@ def _count_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
     )
 
 
-_OWNER_WAITING = {"Initializing", "Pending", "Waiting", "New", ""}
+# Deployment statuses of a RayJob still waiting for its cluster: v1.1 on, and v1.0's names.
+_OWNER_WAITING = {
+    "Initializing",
+    "Pending",
+    "Waiting",
+    "New",
+    "",
+    "WaitForDashboard",
+    "WaitForDashboardReady",
+    "WaitForK8sJob",
+}
 
 
 def _owner_waiting(ctx: Context, pod: Pod) -> str:
