@@ -4,8 +4,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The older Ray of the live compatibility test: its own venv, outside the checkout.
+RAY_COMPAT_VERSION := 2.9.3
+RAY_COMPAT_LOCK := tools/ray-versions/ray-$(RAY_COMPAT_VERSION).lock
+RAY_COMPAT_VENV ?= $(HOME)/.cache/raydiag/venv-ray-$(RAY_COMPAT_VERSION)
+RAY_COMPAT_STAMP := $(RAY_COMPAT_VENV)/.installed-$(shell sha256sum $(RAY_COMPAT_LOCK) | cut -c1-16)
 
-.PHONY: demo test lint typecheck unit bench eval lock clean postgres scan scan-lock
+
+.PHONY: demo test lint typecheck unit bench eval lock clean postgres scan scan-lock ray-compat-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,8 +33,17 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # The state-store tests start their own PostgreSQL server from Debian's binaries (`postgres`).
-unit: $(STAMP) postgres
-	$(BIN)/python -m pytest -q
+# The live compatibility test runs an older Ray from its own venv, built once from a hashed lock and
+# kept outside the checkout (a clean clone reuses it; a changed lock gets a fresh install).
+unit: $(STAMP) postgres $(RAY_COMPAT_STAMP)
+	RAYDIAG_RAY_COMPAT_VENV=$(RAY_COMPAT_VENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+$(RAY_COMPAT_STAMP):
+	test -x $(RAY_COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(RAY_COMPAT_VENV)
+	$(RAY_COMPAT_VENV)/bin/python -m pip install --quiet --require-hashes -r $(RAY_COMPAT_LOCK)
+	touch $@
+
+ray-compat-venv: $(RAY_COMPAT_STAMP)
 
 test: lint typecheck unit
 

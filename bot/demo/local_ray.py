@@ -12,9 +12,11 @@ Used by the demo (``python -m bot.demo``) and by ``tools/record_ray_fixtures.py`
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -50,6 +52,40 @@ def free_port(host: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+# Prints every option of ``ray start``, hidden ones included (2.60 hides ``--labels`` from --help).
+_LIST_START_FLAGS = (
+    "import ray.scripts.scripts as s\nfor p in s.start.params:\n    print(*getattr(p, 'opts', []))\n"
+)
+
+
+@functools.cache
+def start_flags(ray: str) -> frozenset[str] | None:
+    """The ``--flags`` that this ``ray`` executable's ``ray start`` accepts, asked once per executable.
+
+    Older releases lack some of the flags we pass (``--labels``, ``--runtime-env-agent-port``,
+    ``--dashboard-agent-grpc-port``...) and refuse to start on an unknown one. Asked of the click
+    command itself through the interpreter next to ``ray``, else read from ``ray start --help``
+    (which leaves hidden options out). None when neither answers: then every flag is passed.
+    """
+    python = Path(ray).with_name("python")
+    asks = [[str(python), "-c", _LIST_START_FLAGS]] if python.exists() else []
+    for command in [*asks, [ray, "start", "--help"]]:
+        try:
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                timeout=120,
+                check=False,
+                env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        flags = re.findall(rb"(?<![\w-])--[a-z][a-z0-9-]*", done.stdout)
+        if done.returncode == 0 and flags:
+            return frozenset(flag.decode() for flag in flags)
+    return None
 
 
 def _ephemeral_low() -> int:
@@ -162,9 +198,13 @@ class LocalCluster:
         temp_prefix: str = "raydiag-demo-",
         object_store_bytes: int = OBJECT_STORE_BYTES,
         say: Log = log,
+        ray: Path | None = None,
     ) -> None:
+        """``ray``: the ``ray`` executable to start nodes with (another venv's, for another Ray
+        release); by default the one next to this interpreter, else the one on PATH."""
         if not nodes:
             raise ValueError("a cluster needs at least a head node")
+        self.ray = ray if ray is not None else RAY
         self.nodes = list(nodes)
         self.object_store_bytes = object_store_bytes
         self.say = say
@@ -181,7 +221,7 @@ class LocalCluster:
             # these loopback clusters are for one user and never use it.
             "RAY_AUTH_MODE": "disabled",
             # Jobs run `python` from PATH, as in a Ray image; here that must be the one with Ray.
-            "PATH": os.pathsep.join([str(RAY.parent), os.environ.get("PATH", "")]),
+            "PATH": os.pathsep.join([str(self.ray.parent), os.environ.get("PATH", "")]),
             **(extra_env or {}),
         }
         self.env.pop("RAY_ADDRESS", None)
@@ -223,11 +263,22 @@ class LocalCluster:
                 self._taken.add(port)
                 return port
 
+    @property
+    def ray_command(self) -> str:
+        return str(self.ray) if self.ray.exists() else "ray"
+
     def _node_args(self, spec: NodeSpec, head: bool) -> list[str]:
+        args = self._all_node_args(spec, head)
+        known = start_flags(self.ray_command)
+        if known is None:
+            return args
+        return [arg for arg in args if not arg.startswith("--") or arg.split("=", 1)[0] in known]
+
+    def _all_node_args(self, spec: NodeSpec, head: bool) -> list[str]:
         low = self._next_worker_port
         self._next_worker_port += 100
         args = [
-            str(RAY) if RAY.exists() else "ray",
+            self.ray_command,
             "start",
             "--block",
             f"--node-ip-address={spec.ip}",
@@ -279,8 +330,8 @@ class LocalCluster:
         return proc
 
     def _preflight(self) -> None:
-        if not RAY.exists() and shutil.which("ray") is None:
-            raise ClusterError(f"no `ray` command next to {sys.executable} or on PATH; install ray[default]")
+        if not self.ray.exists() and shutil.which("ray") is None:
+            raise ClusterError(f"no `ray` command at {self.ray} or on PATH; install ray[default]")
         for spec in self.nodes:
             try:
                 free_port(spec.ip)
@@ -441,5 +492,6 @@ __all__ = [
     "http_json",
     "processes_with_marker",
     "running_cluster",
+    "start_flags",
     "wait_for",
 ]

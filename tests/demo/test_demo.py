@@ -18,6 +18,9 @@ from bot.demo.local_ray import processes_with_marker
 from bot.diagnosis import Diagnosis
 from bot.snapshot.files import parse_snapshot, snapshot_from_bundle
 
+# Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
+pytestmark = pytest.mark.xdist_group("real-ray")
+
 REPO = Path(__file__).resolve().parents[2]
 RECORDED_RAY = REPO / "tests" / "fixtures" / "ray" / "broken"
 PENDING = kuberay_state.A100_PENDING_POD

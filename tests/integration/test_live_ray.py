@@ -29,7 +29,8 @@ from bot.diagnosis import Diagnosis
 from tests.support.cluster import Bundle
 from tests.support.kube_api import ObjectStore, serve
 
-pytestmark = pytest.mark.slow
+# Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
 
 
 @pytest.fixture(scope="module")

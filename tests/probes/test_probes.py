@@ -44,6 +44,9 @@ from tests.support import scenarios
 from tests.support.cluster import CLUSTER, HEAD, NS, Bundle
 from tests.support.kube_api import KubeAPI, ObjectStore, serve
 
+# Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
+pytestmark = pytest.mark.xdist_group("real-ray")
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ray"
 GPU_NODES = {"127.0.0.3", "127.0.0.4"}
 

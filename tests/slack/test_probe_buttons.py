@@ -19,7 +19,8 @@ from bot.slack.probe_actions import PROBE_HANDLERS
 from bot.slack.server import SlackHTTPServer
 from tests.support.slack_api import SlackWebAPI, block_actions_body, post_signed, serve_slack
 
-pytestmark = pytest.mark.slow
+# Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
 SECRET = "probe-secret"
 CHANNEL = "C0MLPLATFORM"
 ALLOWED = "U0GPUOPS01"

@@ -1,0 +1,128 @@
+"""Every recorded Ray version and scenario gets the judgement Ray 2.60 gets.
+
+``tools/record_ray_versions.py VERSION`` records each scenario from a real loopback cluster of that
+Ray version (``tests/fixtures/ray/<version>/<scenario>/``): the dashboard answers the collector
+reads and the text a user would paste. The dashboard path (answers → snapshot → classify) and the
+paste path (``ray status -v`` → parse_paste → classify) must both name the scenario's cause, with the
+same causes and subjects as on the newest recorded version; no answer of any version may crash
+them, and the healthy scenario raises no warning.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from bot.classify import classify
+from bot.collect.paste import parse_paste
+from bot.diagnosis import Diagnosis
+from bot.snapshot.files import parse_snapshot
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ray"
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+
+# The cause each scenario is built to show (CAUSES.md), and a cause the paste path may give first
+# when the text cannot settle it (a plain `ray status` hides `accelerator_type:` totals).
+CAUSE = {
+    "held-a100": 5,
+    "detached-leftover": 5,
+    "too-many-gpus": 6,
+    "strict-pack-pg": 6,
+    "gpu-type-missing": 7,
+    "serve-constructor-fails": 10,
+}
+
+
+# The endpoints a scenario's cause is read from. A release that answers none of them (Ray 2.5's
+# dashboard has no Serve REST API) cannot show that cause: the test then holds it to everything else.
+NEEDS = {"serve-constructor-fails": ("serve_applications", "serve_applications_fallback")}
+
+
+def _unreadable(version: str, scenario: str) -> bool:
+    folder = FIXTURES / version / scenario
+    endpoints = json.loads((folder / "_recording.json").read_text(encoding="utf-8"))["endpoints"]
+    needed = NEEDS.get(scenario, ())
+    return bool(needed) and all(endpoints.get(key, {}).get("status") != 200 for key in needed)
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in name.split("."))
+
+
+VERSIONS = sorted(
+    (p.name for p in FIXTURES.iterdir() if p.is_dir() and _VERSION.match(p.name)), key=_version_key
+)
+NEWEST = VERSIONS[-1] if VERSIONS else None
+RECORDINGS = [(v, s.name) for v in VERSIONS for s in sorted((FIXTURES / v).iterdir()) if s.is_dir()]
+
+
+@cache
+def dashboard(version: str, scenario: str) -> Diagnosis:
+    folder = FIXTURES / version / scenario
+    endpoints = json.loads((folder / "_recording.json").read_text(encoding="utf-8"))["endpoints"]
+    # Only what the endpoint answered with 200 is an answer; a 404's body is what the collector sees
+    # as "this release has no such endpoint", which it records as an error, not as data.
+    answers = {
+        key: json.loads((folder / entry["file"]).read_text(encoding="utf-8"))
+        for key, entry in endpoints.items()
+        if entry.get("status") == 200 and str(entry.get("file", "")).endswith(".json")
+    }
+    return classify(parse_snapshot({"ray": answers}))
+
+
+@cache
+def pasted(version: str, scenario: str, name: str = "ray_status_v.txt") -> Diagnosis:
+    return classify(parse_paste((FIXTURES / version / scenario / name).read_text(encoding="utf-8")))
+
+
+def _judgement(diagnosis: Diagnosis) -> set[tuple[int | None, str, str | None]]:
+    return {(f.cause, f.subject.kind, f.subject.name) for f in diagnosis.findings if f.severity != "info"}
+
+
+def test_at_least_two_versions_are_recorded() -> None:
+    assert len(VERSIONS) >= 2, VERSIONS
+
+
+@pytest.mark.parametrize(("version", "scenario"), RECORDINGS)
+def test_the_dashboard_path_names_the_scenarios_cause(version: str, scenario: str) -> None:
+    diagnosis = dashboard(version, scenario)
+    if scenario == "healthy":
+        assert _judgement(diagnosis) == set()
+        return
+    if _unreadable(version, scenario):
+        assert CAUSE[scenario] not in {f.cause for f in diagnosis.findings}, "read from an endpoint it lacks"
+        return
+    assert diagnosis.findings, f"{version}/{scenario}: nothing found"
+    assert CAUSE[scenario] in {f.cause for f in diagnosis.findings}, _judgement(diagnosis)
+
+
+@pytest.mark.parametrize(("version", "scenario"), RECORDINGS)
+def test_the_dashboard_path_judges_as_on_the_newest_version(version: str, scenario: str) -> None:
+    if NEWEST is None or not (FIXTURES / NEWEST / scenario).is_dir():
+        pytest.fail(f"{scenario} is not recorded for the newest version {NEWEST}")
+    here, newest = _judgement(dashboard(version, scenario)), _judgement(dashboard(NEWEST, scenario))
+    if _unreadable(version, scenario):
+        lost = CAUSE[scenario]
+        here, newest = {j for j in here if j[0] != lost}, {j for j in newest if j[0] != lost}
+    assert here == newest
+
+
+@pytest.mark.parametrize(
+    ("version", "scenario"), [r for r in RECORDINGS if r[1] != "serve-constructor-fails"]
+)
+def test_pasted_ray_status_v_names_the_scenarios_cause(version: str, scenario: str) -> None:
+    diagnosis = pasted(version, scenario)
+    if scenario == "healthy":
+        assert _judgement(diagnosis) == set()
+        return
+    assert diagnosis.findings and diagnosis.findings[0].cause == CAUSE[scenario], _judgement(diagnosis)
+
+
+@pytest.mark.parametrize(("version", "scenario"), RECORDINGS)
+def test_every_recorded_text_is_read_without_crashing(version: str, scenario: str) -> None:
+    for path in sorted((FIXTURES / version / scenario).glob("*.txt")):
+        classify(parse_paste(path.read_text(encoding="utf-8", errors="replace")))
