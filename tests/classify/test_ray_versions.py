@@ -42,9 +42,16 @@ CAUSE = {
 NEEDS = {"serve-constructor-fails": ("serve_applications", "serve_applications_fallback")}
 
 
+@cache
+def _endpoints(version: str, scenario: str) -> dict[str, dict[str, object]]:
+    """What the recorder asked each endpoint and what it answered (``_recording.json``)."""
+    recording = (FIXTURES / version / scenario / "_recording.json").read_text(encoding="utf-8")
+    endpoints: dict[str, dict[str, object]] = json.loads(recording)["endpoints"]
+    return endpoints
+
+
 def _unreadable(version: str, scenario: str) -> bool:
-    folder = FIXTURES / version / scenario
-    endpoints = json.loads((folder / "_recording.json").read_text(encoding="utf-8"))["endpoints"]
+    endpoints = _endpoints(version, scenario)
     needed = NEEDS.get(scenario, ())
     return bool(needed) and all(endpoints.get(key, {}).get("status") != 200 for key in needed)
 
@@ -63,7 +70,7 @@ RECORDINGS = [(v, s.name) for v in VERSIONS for s in sorted((FIXTURES / v).iterd
 @cache
 def dashboard(version: str, scenario: str) -> Diagnosis:
     folder = FIXTURES / version / scenario
-    endpoints = json.loads((folder / "_recording.json").read_text(encoding="utf-8"))["endpoints"]
+    endpoints = _endpoints(version, scenario)
     # Only what the endpoint answered with 200 is an answer; a 404's body is what the collector sees
     # as "this release has no such endpoint", which it records as an error, not as data.
     answers = {

@@ -526,22 +526,29 @@ def _autopilot_denials(ctx: Context) -> list[tuple[AutopilotCategory, Text, dict
     texts = ctx.texts
     found: list[tuple[AutopilotCategory, Text, dict[str, str]]] = []
     seen: set[tuple[str, str]] = set()
+
+    def keep(constraint: str, violation: str, quoted: str, text: Text) -> None:
+        """One violation, with or without Warden's ``[denied by ...]`` around it, once."""
+        category = _autopilot_category(constraint, violation)
+        if category is None or (constraint, violation) in seen:
+            return
+        seen.add((constraint, violation))
+        key = _NOT_ALLOWED_KEY.search(violation)
+        supported = _SUPPORTED.search(violation)
+        facts = {
+            "constraint": constraint,
+            "violation": violation,
+            "quoted": quoted.strip(),
+            "key": key.group("key") if key else "",
+            "known_values": supported.group("values") if supported else "",
+        }
+        found.append((category, text, facts))
+
     i = 0
     while i < len(texts):
         if not _DENIED.search(texts[i].text):
-            bare = _BARE_VIOLATION.search(texts[i].text)
-            if bare and (violation := bare.group("violation").strip()) and ("", violation) not in seen:
-                category = _autopilot_category("", violation)
-                if category is not None:
-                    seen.add(("", violation))
-                    found.append(
-                        (
-                            category,
-                            texts[i],
-                            {"constraint": "", "violation": violation, "quoted": bare.group(0).strip()}
-                            | {"key": "", "known_values": ""},
-                        )
-                    )
+            if bare := _BARE_VIOLATION.search(texts[i].text):
+                keep("", bare.group("violation").strip(), bare.group(0), texts[i])
             i += 1
             continue
         # The constraint's reasons may follow on the next lines (pretty-printed JSON).
@@ -552,29 +559,8 @@ def _autopilot_denials(ctx: Context) -> list[tuple[AutopilotCategory, Text, dict
             end += 1
         joined = " ".join(t.text.strip() for t in texts[i:end])
         for match in _VIOLATION.finditer(joined):
-            constraint, violation = (
-                match.group("constraint"),
-                match.group("violation").strip(' "[').rstrip("."),
-            )
-            category = _autopilot_category(constraint, violation)
-            if category is None or (constraint, violation) in seen:
-                continue
-            seen.add((constraint, violation))
-            key = _NOT_ALLOWED_KEY.search(violation)
-            supported = _SUPPORTED.search(violation)
-            found.append(
-                (
-                    category,
-                    texts[i],
-                    {
-                        "constraint": constraint,
-                        "violation": violation,
-                        "quoted": match.group(0).strip(),
-                        "key": key.group("key") if key else "",
-                        "known_values": supported.group("values") if supported else "",
-                    },
-                )
-            )
+            violation = match.group("violation").strip(' "[').rstrip(".")
+            keep(match.group("constraint"), violation, match.group(0), texts[i])
         i = end
     return found
 
