@@ -80,6 +80,11 @@ WORKERS_UP = "2025-06-02T09:03:10Z"
 JOB_START = "2025-06-02T09:03:30Z"
 JOB_END = "2025-06-02T09:14:05Z"
 NOW = "2025-06-02T09:20:00Z"
+DEADLINE_S = 600
+DEADLINE_MESSAGE = (
+    "The RayJob has passed the activeDeadlineSeconds. StartTime: 2025-06-02 09:00:00 +0000 UTC. "
+    f"ActiveDeadlineSeconds: {DEADLINE_S}"
+)
 
 QUOTA_DENIED = (
     'pods "gpu-cluster-quota-gpu-worker-" is forbidden: exceeded quota: gpu-quota, '
@@ -386,7 +391,7 @@ def job_status(release: Release, name: str, outcome: str) -> JSON:
         "rayClusterName": cluster,
         "observedGeneration": 1,
         "rayClusterStatus": cluster_status(
-            release, cluster, "head-pending" if outcome == "waiting" else "ready"
+            release, cluster, "head-pending" if outcome in ("waiting", "deadline") else "ready"
         ),
     }
     if release.minor >= 1:
@@ -394,6 +399,14 @@ def job_status(release: Release, name: str, outcome: str) -> JSON:
     if outcome == "waiting":
         # v1.0 waited in WaitForDashboardReady while the head did not serve; v1.1 folded it into Initializing.
         status["jobDeploymentStatus"] = "WaitForDashboardReady" if release.minor == 0 else "Initializing"
+        return status
+    if outcome == "deadline":
+        # v1.1 on: activeDeadlineSeconds passed while the cluster was still coming up. The operator
+        # fails the job from any deployment status with reason DeadlineExceeded; the Ray job was
+        # never submitted, so jobStatus stays empty. Its message prints StartTime with Go's %v.
+        status.update(jobDeploymentStatus="Failed", reason="DeadlineExceeded", message=DEADLINE_MESSAGE)
+        if release.minor >= 2:
+            status.update(succeeded=0, failed=1)
         return status
     status["dashboardURL"] = f"{cluster}-head-svc.{NAMESPACE}.svc.cluster.local:8265"
     succeeded = outcome == "succeeded"
@@ -415,16 +428,25 @@ def job_status(release: Release, name: str, outcome: str) -> JSON:
 
 
 def expected_job(release: Release, name: str, outcome: str, alpha: bool) -> JSON:
-    message = {"succeeded": "Job finished successfully.", "failed": JOB_FAILED, "waiting": None}[outcome]
+    message = {
+        "succeeded": "Job finished successfully.",
+        "failed": JOB_FAILED,
+        "waiting": None,
+        "deadline": DEADLINE_MESSAGE,
+    }[outcome]
     if outcome == "waiting":
         deployment = "WaitForDashboardReady" if release.minor == 0 else "Initializing"
-    elif outcome == "failed" and release.minor >= 1:
+    elif outcome in ("failed", "deadline") and release.minor >= 1:
         deployment = "Failed"
     else:
         deployment = "Complete"
+    # reason came with v1.1, in v1 only: the v1alpha1 schema never declared it.
+    known = release.minor >= 1 and not alpha
+    reason = {"failed": "AppFailed", "deadline": "DeadlineExceeded"}.get(outcome) if known else None
     return {
-        "job_status": {"succeeded": "SUCCEEDED", "failed": "FAILED", "waiting": None}[outcome],
+        "job_status": {"succeeded": "SUCCEEDED", "failed": "FAILED"}.get(outcome),
         "deployment_status": deployment,
+        "reason": reason,
         "message": message,
         "cluster_name": f"{name}-raycluster-q7v4d",
         "submission_id": f"{name}-m2wxs",
@@ -433,12 +455,17 @@ def expected_job(release: Release, name: str, outcome: str, alpha: bool) -> JSON
 
 def rayjobs(release: Release) -> list[Built]:
     found: list[Built] = []
-    for name, outcome in (("train-ok", "succeeded"), ("train-oom", "failed"), ("train-waiting", "waiting")):
-        spec = {
+    outcomes = [("train-ok", "succeeded"), ("train-oom", "failed"), ("train-waiting", "waiting")]
+    if release.minor >= 1:  # activeDeadlineSeconds came with v1.1
+        outcomes.append(("train-deadline", "deadline"))
+    for name, outcome in outcomes:
+        spec: JSON = {
             "entrypoint": "python /home/ray/train.py",
             "shutdownAfterJobFinishes": True,
             "rayClusterSpec": _cluster_spec(release),
         }
+        if outcome == "deadline":
+            spec["activeDeadlineSeconds"] = DEADLINE_S
         obj = {
             "kind": "RayJob",
             "metadata": _meta(name),
@@ -631,7 +658,8 @@ read from a KubeRay checkout at build time.
 
 States: RayCluster `gpu-cluster` (head and 2 GPU workers up) and `gpu-cluster-quota` (workers
 refused by a ResourceQuota); RayJob `train-ok` (succeeded), `train-oom` (failed in its own code),
-`train-waiting` (its cluster's head Pod unscheduled); RayService `llm-serve` (serving) and
+`train-waiting` (its cluster's head Pod unscheduled), from v1.1 `train-deadline` (failed by its
+activeDeadlineSeconds while that head was still unscheduled); RayService `llm-serve` (serving) and
 `llm-serve-broken` (first cluster up, Serve app failing in its constructor, so only
 `pendingServiceStatus` is filled).
 

@@ -130,8 +130,9 @@ def serve_constructor_fails(ray: Any, node_ip: str) -> list[Any]:
     http = {"host": node_ip, "port": _free_port(node_ip)}
     if "proxy_location" in _accepted(serve.start, proxy_location=None):
         serve.start(proxy_location="HeadOnly", http_options=http)
-    else:  # before ProxyLocation existed (2.5)
-        serve.start(http_options={**http, "location": "HeadOnly"})
+    else:  # before ProxyLocation existed (2.5). Detached, as `serve deploy` and KubeRay start it:
+        # a driver-scoped Serve instance is invisible to the agent's REST API (and `serve status`).
+        serve.start(detached=True, http_options={**http, "location": "HeadOnly"})
     deployment: Any = serve.deployment(BrokenModel, ray_actor_options={"num_cpus": 0.1})
     app = deployment.bind()
     try:

@@ -202,7 +202,8 @@ def _pending(cluster: LocalCluster, key: str, name: str, states: set[str]) -> bo
 
 def _serve_failed(cluster: LocalCluster) -> bool:
     texts = [
-        json.dumps(http_json(cluster.dashboard_url, path, timeout=20)[1])
+        json.dumps(http_json(base, path, timeout=20)[1])
+        for base in (cluster.dashboard_url, cluster.head_agent_url)
         for path in (ENDPOINTS["serve_applications"], FALLBACKS["serve_applications"])
     ]
     return any("DEPLOY_FAILED" in text for text in texts)
@@ -274,9 +275,20 @@ def _get(url: str) -> tuple[int, bytes]:
 
 
 def record_endpoints(cluster: LocalCluster, folder: Path) -> dict[str, Any]:
+    """Every dashboard endpoint the collector reads; on a release whose dashboard has no Serve API
+    (2.0-2.7), also the Serve paths on the head's dashboard agent, as ``<key>_agent`` with
+    ``"base": "agent"`` (what `serve status` reads there; the collector does not)."""
+    asked = [(key, path, "dashboard") for key, path in RECORDED_ENDPOINTS.items()]
+    if not _dashboard_has_serve_api(cluster):
+        asked += [
+            (f"{key}_agent", path, "agent")
+            for key, path in RECORDED_ENDPOINTS.items()
+            if key.startswith("serve_applications")
+        ]
     index: dict[str, Any] = {}
-    for key, path in RECORDED_ENDPOINTS.items():
-        status, raw = _get(cluster.dashboard_url + path)
+    for key, path, base in asked:
+        url = (cluster.dashboard_url if base == "dashboard" else cluster.head_agent_url) + path
+        status, raw = _get(url)
         raw, capped = _capped(raw)
         try:
             json.loads(raw)
@@ -284,8 +296,19 @@ def record_endpoints(cluster: LocalCluster, folder: Path) -> dict[str, Any]:
         except ValueError:
             name = f"{key}.txt"
         (folder / name).write_bytes(raw)
-        index[key] = {"path": path, "status": status, "file": name, "bytes": len(raw), "capped": capped}
+        index[key] = {
+            "path": path,
+            "base": base,
+            "status": status,
+            "file": name,
+            "bytes": len(raw),
+            "capped": capped,
+        }
     return index
+
+
+def _dashboard_has_serve_api(cluster: LocalCluster) -> bool:
+    return _get(cluster.dashboard_url + "/api/serve/applications/")[0] != 404
 
 
 def record_commands(cluster: LocalCluster, venv: Path, folder: Path, serve: bool) -> dict[str, Any]:
@@ -298,7 +321,10 @@ def record_commands(cluster: LocalCluster, venv: Path, folder: Path, serve: bool
         "ray_list_placement_groups": [ray, "list", "placement-groups", "--detail", f"--address={api}"],
     }
     if serve:
-        commands["serve_status"] = [str(venv / "bin" / "serve"), "status", f"--address={api}"]
+        # Ray 2.0-2.7 serve the Serve REST API (which `serve status` reads) from the dashboard agent;
+        # asked through the dashboard, their CLI only says the version check returned 404.
+        serve_api = cluster.head_agent_url if not _dashboard_has_serve_api(cluster) else api
+        commands["serve_status"] = [str(venv / "bin" / "serve"), "status", f"--address={serve_api}"]
     index: dict[str, Any] = {}
     for name, argv in commands.items():
         try:
@@ -306,11 +332,18 @@ def record_commands(cluster: LocalCluster, venv: Path, folder: Path, serve: bool
             out, err, rc = done.stdout, done.stderr, done.returncode
         except subprocess.TimeoutExpired as timeout:
             out, err, rc = timeout.stdout or b"", timeout.stderr or b"", None
-        (folder / f"{name}.txt").write_bytes(_capped(out)[0])
+        kept, capped = _capped(out)
+        (folder / f"{name}.txt").write_bytes(kept)
         if err:
             (folder / f"{name}.stderr.txt").write_bytes(_capped(err)[0])
         shown = [Path(argv[0]).name, *argv[1:]]
-        index[name] = {"argv": shown, "rc": rc, "stdout_bytes": len(out), "stderr_bytes": len(err)}
+        index[name] = {
+            "argv": shown,
+            "rc": rc,
+            "stdout_bytes": len(out),
+            "stderr_bytes": len(err),
+            "capped": capped,
+        }
     return index
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.kubernetes import KubernetesFindings, KubernetesReader, collect_kubernetes, read_log
-from bot.collect.ray_dashboard import DashboardReader, collect_ray
+from bot.collect.ray_dashboard import DashboardReader, read_ray_layer
 from bot.snapshot.from_kubernetes import kubernetes_state
 from bot.snapshot.model import CollectionError, Snapshot
 
@@ -133,13 +133,8 @@ def collect_live(
     url = target.dashboard_url or target.default_dashboard_url()
     progress(f"reading Ray: dashboard {url}")
     dashboard = DashboardReader(url, deadline, call_timeout_s)
-    answers = collect_ray(dashboard)
+    ray_state = read_ray_layer(dashboard)
     errors += dashboard.errors
-    ray_state = None
-    if answers:
-        from bot.snapshot.from_ray import ray_state as build_ray_state
-
-        ray_state = build_ray_state(answers)
 
     if reader is not None:
         ray_ips = (

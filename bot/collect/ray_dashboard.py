@@ -24,7 +24,9 @@ from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.html_answer import html_summary, is_html
+from bot.snapshot.from_ray import ray_state
 from bot.snapshot.model import CollectionError
+from bot.snapshot.ray import RayState
 
 LIMIT = "limit=10000"
 # Key (as from_ray.ray_state takes it) -> path. Order matters: version first, as the probe.
@@ -67,6 +69,9 @@ class DashboardReader:
     deadline: Deadline
     call_timeout: float = 8.0
     errors: list[CollectionError] = field(default_factory=list)
+    # Optional endpoints this release does not have (404 on the path and its fallback): key -> the
+    # paths asked. Not an error, but what they would have shown is unknown, not empty.
+    unanswered: dict[str, list[str]] = field(default_factory=dict)
     requests: int = 0
     bytes_read: int = 0
 
@@ -188,15 +193,23 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
                 )
                 break
             fallback = FALLBACKS.get(key)
+            asked = [path]
             if error.status == 404 and fallback:
+                asked.append(fallback)
                 try:
                     answers[key] = reader.get(fallback)
                     continue
-                except (_HttpError, DashboardDown):
-                    pass
-            # 404: not in this version; 501: Serve's dependencies are not installed on the head.
+                except _HttpError as second:
+                    if second.status != 404:
+                        asked.pop()
+                except DashboardDown:
+                    asked.pop()
+            # 404: not in this version; 501: Serve's dependencies are not installed on the head, so
+            # no Serve application can run there.
             if error.status in (404, 501) and key in OPTIONAL:
-                continue  # not in this Ray version, or Serve is not running: nothing to report
+                if error.status == 404:
+                    reader.unanswered[key] = asked
+                continue
             reader.errors.append(
                 CollectionError(
                     source=f"ray api {key}",
@@ -206,3 +219,13 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
                 )
             )
     return answers
+
+
+def read_ray_layer(reader: DashboardReader) -> RayState | None:
+    """The Ray half of a snapshot as this dashboard answers it; None when it answered nothing.
+
+    What failed is on ``reader.errors``; the parts this release has no endpoint for are in the
+    state's ``unread``.
+    """
+    answers = collect_ray(reader)
+    return ray_state(answers, reader.unanswered) if answers else None

@@ -26,7 +26,7 @@ from bot.catalogue import Catalogue, default_catalogue
 from bot.classify import classify
 from bot.collect.deadline import Deadline
 from bot.collect.paste import parse_paste
-from bot.collect.ray_dashboard import DashboardReader, collect_ray
+from bot.collect.ray_dashboard import DashboardReader, read_ray_layer
 from bot.demo import kuberay_state, workload
 from bot.demo.local_ray import DEMO_NODES, ClusterError, Interrupted, LocalCluster, http_json
 from bot.diagnosis import Diagnosis
@@ -125,7 +125,7 @@ def collect(cluster: LocalCluster, clock: Clock) -> Snapshot:
     recorded = snapshot_from_bundle(kuberay_state.load_state())
     clock.say(f"reading Ray: dashboard {cluster.dashboard_url}")
     reader = DashboardReader(cluster.dashboard_url, Deadline(20.0), call_timeout=8.0)
-    answers = collect_ray(reader)
+    ray = read_ray_layer(reader)
     clock.say(f"read {reader.requests} dashboard endpoints ({reader.bytes_read // 1024} KiB)")
     return Snapshot(
         cluster=kuberay_state.CLUSTER,
@@ -133,7 +133,7 @@ def collect(cluster: LocalCluster, clock: Clock) -> Snapshot:
         collected_at=datetime.now(UTC),
         origin="live",
         kubernetes=recorded.kubernetes,
-        ray=ray_state(answers) if answers else None,
+        ray=ray,
         errors=[*recorded.errors, *reader.errors],
         notes=[
             f"Ray layer read live from the local cluster's dashboard ({cluster.dashboard_url}); "

@@ -228,6 +228,8 @@ class LocalCluster:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.gcs_port = 0
         self.dashboard_port = 0
+        # Each node's dashboard agent HTTP port (Ray 2.0-2.7 serve the Serve REST API there).
+        self.agent_ports: dict[str, int] = {}
         self.keep_logs = False
         self._stopped = False
         self._saved_handlers: dict[int, Any] = {}
@@ -253,6 +255,10 @@ class LocalCluster:
     def dashboard_url(self) -> str:
         return f"http://{self.head_ip}:{self.dashboard_port}"
 
+    @property
+    def head_agent_url(self) -> str:
+        return f"http://{self.head_ip}:{self.agent_ports[self.head_ip]}"
+
     # --- starting ----------------------------------------------------------------------------
 
     def _port(self, ip: str) -> int:
@@ -277,6 +283,7 @@ class LocalCluster:
     def _all_node_args(self, spec: NodeSpec, head: bool) -> list[str]:
         low = self._next_worker_port
         self._next_worker_port += 100
+        agent_port = self.agent_ports[spec.ip] = self._port(spec.ip)
         args = [
             self.ray_command,
             "start",
@@ -287,7 +294,7 @@ class LocalCluster:
             f"--object-store-memory={self.object_store_bytes}",
             f"--node-manager-port={self._port(spec.ip)}",
             f"--object-manager-port={self._port(spec.ip)}",
-            f"--dashboard-agent-listen-port={self._port(spec.ip)}",
+            f"--dashboard-agent-listen-port={agent_port}",
             f"--dashboard-agent-grpc-port={self._port(spec.ip)}",
             f"--runtime-env-agent-port={self._port(spec.ip)}",
             f"--metrics-export-port={self._port(spec.ip)}",

@@ -512,6 +512,7 @@ def rayjob_from_json(raw: object) -> RayJobObject | None:
         namespace=_str(dig(raw, "metadata", "namespace")) or "default",
         job_status=_str(dig(raw, "status", "jobStatus")),
         deployment_status=_str(dig(raw, "status", "jobDeploymentStatus")),
+        reason=_str(dig(raw, "status", "reason")),
         message=_str(dig(raw, "status", "message")),
         cluster_name=_str(dig(raw, "status", "rayClusterName")),
         submission_id=_str(dig(raw, "status", "jobId")) or _str(dig(raw, "spec", "jobId")),

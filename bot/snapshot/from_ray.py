@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -731,13 +731,21 @@ def _version(raw: object) -> str | None:
     return _text(dig(raw, "ray_version")) or _text(dig(raw, "data", "ray_version"))
 
 
-def ray_state(responses: Mapping[str, object]) -> RayState:
+# Optional endpoints whose absence hides a part of the Ray layer (and a cause with it).
+_UNREAD_PARTS = {"serve_applications": "serve"}
+
+
+def ray_state(
+    responses: Mapping[str, object], unanswered: Mapping[str, Sequence[str]] | None = None
+) -> RayState:
     """Build the Ray half from ``{"nodes": <answer>, "cluster_status": <answer>, ...}``.
 
     Keys: ``version``, ``nodes`` (state API or ``/nodes?view=summary``), ``nodes_summary``,
     ``cluster_status`` (either format), ``cluster_status_formatted``, ``actors``, ``pending_tasks``,
     ``placement_groups``, ``serve_applications``, ``jobs``, ``state_jobs``, ``cluster_events``.
-    Values are the parsed JSON bodies; a missing key just leaves its part empty.
+    Values are the parsed JSON bodies; a missing key just leaves its part empty. ``unanswered``
+    names the optional endpoints the release does not have (key -> paths that answered 404); the
+    parts they hide are listed in ``RayState.unread``.
     """
     if not isinstance(responses, Mapping):
         return RayState()
@@ -791,4 +799,9 @@ def ray_state(responses: Mapping[str, object]) -> RayState:
         placement_groups=placement_groups,
         serve_applications=_serve_applications(responses.get("serve_applications")),
         jobs=jobs,
+        unread={
+            part: [str(path) for path in (unanswered or {})[key]]
+            for key, part in _UNREAD_PARTS.items()
+            if key in (unanswered or {}) and key not in responses
+        },
     )

@@ -280,6 +280,8 @@ class RayJobObject(_Model):
     namespace: str = "default"
     job_status: str | None = None
     deployment_status: str | None = None
+    # Why KubeRay (v1.1 on) ended it: ``AppFailed``, ``DeadlineExceeded``, ``SubmissionFailed``...
+    reason: str | None = None
     message: Redacted | None = None
     cluster_name: str | None = None
     submission_id: str | None = None

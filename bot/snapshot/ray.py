@@ -188,6 +188,10 @@ class RayState(_Model):
     serve_applications: list[ServeApplication] = Field(default_factory=list)
     jobs: list[RayJobInfo] = Field(default_factory=list)
     tune: TuneTrials | None = None
+    # Parts of the Ray layer this release's dashboard has no endpoint for (part -> the paths that
+    # answered 404): what they would show is unknown, not empty. Only ``serve`` for now (Ray 2.5's
+    # dashboard has no Serve REST API).
+    unread: dict[str, list[str]] = Field(default_factory=dict)
 
     @property
     def alive_nodes(self) -> list[RayNode]:

@@ -17,10 +17,15 @@ from pathlib import Path
 
 import pytest
 
+from bot.catalogue import default_catalogue
 from bot.classify import classify
+from bot.collect.deadline import Deadline
 from bot.collect.paste import parse_paste
+from bot.collect.ray_dashboard import DashboardReader, read_ray_layer
 from bot.diagnosis import Diagnosis
-from bot.snapshot.files import parse_snapshot
+from bot.render.text_report import render_text
+from bot.snapshot.model import Snapshot
+from tests.hardening.recorded_dashboard import recorded_answers, serve_dashboard
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ray"
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
@@ -68,17 +73,18 @@ RECORDINGS = [(v, s.name) for v in VERSIONS for s in sorted((FIXTURES / v).iterd
 
 
 @cache
+def _collected(version: str, scenario: str) -> tuple[Diagnosis, tuple[str, ...]]:
+    """The real collector against a loopback dashboard that answers every path as the release did
+    (status and body), and the paths it asked."""
+    with serve_dashboard(recorded_answers(f"{version}/{scenario}")) as server:
+        reader = DashboardReader(server.url, Deadline(30))
+        ray = read_ray_layer(reader)
+        asked = tuple(path for path, _ in server.requests)
+    return classify(Snapshot(origin="live", ray=ray, errors=reader.errors)), asked
+
+
 def dashboard(version: str, scenario: str) -> Diagnosis:
-    folder = FIXTURES / version / scenario
-    endpoints = _endpoints(version, scenario)
-    # Only what the endpoint answered with 200 is an answer; a 404's body is what the collector sees
-    # as "this release has no such endpoint", which it records as an error, not as data.
-    answers = {
-        key: json.loads((folder / entry["file"]).read_text(encoding="utf-8"))
-        for key, entry in endpoints.items()
-        if entry.get("status") == 200 and str(entry.get("file", "")).endswith(".json")
-    }
-    return classify(parse_snapshot({"ray": answers}))
+    return _collected(version, scenario)[0]
 
 
 @cache
@@ -118,6 +124,53 @@ def test_the_dashboard_path_judges_as_on_the_newest_version(version: str, scenar
     assert here == newest
 
 
+@pytest.mark.parametrize(("version", "scenario"), RECORDINGS)
+def test_every_endpoint_of_the_release_is_read_without_an_error(version: str, scenario: str) -> None:
+    diagnosis, asked = _collected(version, scenario)
+    assert diagnosis.errors == [], diagnosis.errors
+    recorded = {entry["path"] for entry in _endpoints(version, scenario).values()}
+    assert set(asked) <= recorded, set(asked) - recorded  # the recorder asked what the collector asks
+
+
+@pytest.mark.parametrize(("version", "scenario"), RECORDINGS)
+def test_what_the_release_cannot_show_is_said(version: str, scenario: str) -> None:
+    """A release without the Serve REST API on its dashboard gets a note that Serve was not read,
+    naming the paths that answered 404; a release with it never does."""
+    diagnosis = dashboard(version, scenario)
+    notes = [f for f in diagnosis.findings if f.rule == "ray-serve-not-read"]
+    if _unreadable(version, "serve-constructor-fails"):
+        assert [f.severity for f in notes] == ["info"], _judgement(diagnosis)
+        for lang in ("en", "zh"):
+            report = render_text(diagnosis, default_catalogue(), lang)
+            assert f"Ray {version}" in report and "`/api/serve/applications/`" in report, report
+    else:
+        assert notes == []
+
+
+# What a user pastes: each recorded text must judge as the newest release's same text does.
+TEXTS = (
+    "ray_status.txt",
+    "ray_status_v.txt",
+    "ray_list_actors.txt",
+    "ray_list_tasks.txt",
+    "ray_list_placement_groups.txt",
+    "serve_status.txt",
+    "driver.stderr.txt",
+)
+
+
+@pytest.mark.parametrize(("version", "scenario"), RECORDINGS)
+def test_every_pasted_text_judges_as_on_the_newest_version(version: str, scenario: str) -> None:
+    compared = 0
+    for name in TEXTS:
+        if not (FIXTURES / version / scenario / name).exists():
+            continue
+        assert NEWEST is not None and (FIXTURES / NEWEST / scenario / name).exists(), name
+        assert _judgement(pasted(version, scenario, name)) == _judgement(pasted(NEWEST, scenario, name)), name
+        compared += 1
+    assert compared >= 5, f"only {compared} texts recorded"
+
+
 @pytest.mark.parametrize(
     ("version", "scenario"), [r for r in RECORDINGS if r[1] != "serve-constructor-fails"]
 )
@@ -133,3 +186,26 @@ def test_pasted_ray_status_v_names_the_scenarios_cause(version: str, scenario: s
 def test_every_recorded_text_is_read_without_crashing(version: str, scenario: str) -> None:
     for path in sorted((FIXTURES / version / scenario).glob("*.txt")):
         classify(parse_paste(path.read_text(encoding="utf-8", errors="replace")))
+
+
+def _kinds(version: str, scenario: str) -> set[str]:
+    """The files of one recording by what they hold (``nodes``, ``ray_status``...), whatever their
+    extension says about the body. Left out: the agent's Serve answers, recorded only for releases
+    whose dashboard lacks them (2.0-2.7), and ``.stderr`` files, written only where a command wrote
+    to stderr."""
+    stems = {path.name.split(".", 1)[0] for path in (FIXTURES / version / scenario).iterdir()}
+    return {stem for stem in stems if not stem.endswith("_agent") and ".stderr" not in stem} - {""}
+
+
+def _asked(version: str, scenario: str) -> set[str]:
+    return {key for key in _endpoints(version, scenario) if not key.endswith("_agent")}
+
+
+@pytest.mark.parametrize("scenario", sorted({s for _, s in RECORDINGS}))
+def test_every_release_records_the_same_kinds_of_files(scenario: str) -> None:
+    """One recorder, one set of files per scenario: a release differs in what it answered (status,
+    body), never in what was asked."""
+    assert NEWEST is not None
+    for version in VERSIONS:
+        assert _kinds(version, scenario) == _kinds(NEWEST, scenario), version
+        assert _asked(version, scenario) == _asked(NEWEST, scenario), version

@@ -222,16 +222,25 @@ def serve_dashboard(
 
 
 def recorded_answers(scenario: str = "broken") -> dict[str, Answer]:
-    """Every answer of a recording (``broken``, ``healthy``, ``broken-autoscaler-v2``) at its path."""
+    """Every answer of a recording at its path, with the status and body it was recorded with.
+
+    ``scenario`` is a folder under ``tests/fixtures/ray/``: ``broken``, ``healthy``,
+    ``broken-autoscaler-v2``, or ``<version>/<scenario>`` of the per-release recordings.
+    """
     folder = FIXTURES / scenario
     recording = json.loads((folder / "_recording.json").read_text(encoding="utf-8"))
     answers: dict[str, Answer] = {}
     for key, endpoint in recording["endpoints"].items():
+        if endpoint.get("base", "dashboard") != "dashboard":
+            continue  # asked of another server (a node's dashboard agent), not the dashboard
+        status = int(endpoint["status"])
         json_file, text_file = folder / f"{key}.json", folder / f"{key}.txt"
-        if endpoint["status"] == 200 and json_file.exists():
-            answers[endpoint["path"]] = Answer(200, json_file.read_bytes())
-        elif endpoint["status"] == 200 and text_file.exists():
-            answers[endpoint["path"]] = Answer(200, text_file.read_bytes(), TEXT)
+        if not status:  # the recorder could not connect: nothing was answered
+            answers[endpoint["path"]] = NOT_FOUND
+        elif json_file.exists():
+            answers[endpoint["path"]] = Answer(status, json_file.read_bytes())
+        elif text_file.exists():
+            answers[endpoint["path"]] = Answer(status, text_file.read_bytes(), TEXT)
         else:
             answers[endpoint["path"]] = NOT_FOUND
     return answers

@@ -1120,24 +1120,66 @@ def serve_app_running() -> Bundle:
     return bundle
 
 
-def _rayjob(status: str, deployment: str, message: str) -> Bundle:
+def _rayjob(status: str, deployment: str, message: str, reason: str | None = None) -> Bundle:
     bundle = healthy()
+    job_status = {
+        "jobStatus": status,
+        "jobDeploymentStatus": deployment,
+        "message": message,
+        "rayClusterName": CLUSTER,
+        "jobId": "nightly-eval-7xk2p",
+    }
+    if reason:
+        job_status["reason"] = reason
+    if not status:
+        del job_status["jobStatus"]  # omitempty: never submitted
     bundle.items("rayjobs").append(
         {
             "apiVersion": "ray.io/v1",
             "kind": "RayJob",
             "metadata": {"name": "nightly-eval", "namespace": NS},
-            "spec": {"entrypoint": "python eval.py"},
-            "status": {
-                "jobStatus": status,
-                "jobDeploymentStatus": deployment,
-                "message": message,
-                "rayClusterName": CLUSTER,
-                "jobId": "nightly-eval-7xk2p",
-            },
+            "spec": {"entrypoint": "python eval.py", "activeDeadlineSeconds": 900},
+            "status": job_status,
         }
     )
     return bundle
+
+
+# KubeRay's message for a RayJob past spec.activeDeadlineSeconds (StartTime printed with Go's %v).
+DEADLINE = (
+    "The RayJob has passed the activeDeadlineSeconds. StartTime: 2026-11-30 08:45:00 +0000 UTC. "
+    "ActiveDeadlineSeconds: 900"
+)
+
+
+@case("ray-job-deadline-before-start", "fires", "nightly-eval")
+def rayjob_deadline_while_cluster_starts() -> Bundle:
+    return _rayjob("", "Failed", DEADLINE, "DeadlineExceeded")
+
+
+@case("ray-job-deadline-before-start", "quiet")
+def rayjob_deadline_while_running_is_not_before_start() -> Bundle:
+    return _rayjob("RUNNING", "Failed", DEADLINE, "DeadlineExceeded")
+
+
+@case("ray-job-deadline-while-running", "fires", "nightly-eval")
+def rayjob_deadline_while_running() -> Bundle:
+    return _rayjob("RUNNING", "Failed", DEADLINE, "DeadlineExceeded")
+
+
+@case("ray-job-deadline-while-running", "quiet")
+def rayjob_failed_in_its_code_is_not_a_deadline() -> Bundle:
+    return _rayjob(
+        "FAILED",
+        "Failed",
+        "Job entrypoint command failed with exit code 1, last available logs: ValueError: bad config",
+        "AppFailed",
+    )
+
+
+@case("ray-job-failed", "quiet")
+def rayjob_ended_by_its_deadline_is_not_a_failed_job() -> Bundle:
+    return _rayjob("PENDING", "Failed", DEADLINE, "DeadlineExceeded")
 
 
 @case("ray-job-failed", "fires", "nightly-eval")
@@ -1180,6 +1222,48 @@ def quota_refusal_is_not_an_operator_error() -> Bundle:
 
 
 # --- outside the ten causes ------------------------------------------------------------------
+
+
+SERVE_404 = ["/api/serve/applications/", "/api/serve/deployments/status"]
+
+
+def _ray_2_5_dashboard() -> Bundle:
+    """A Ray 2.5 head: its dashboard answers 404 to both Serve paths (the agent serves them)."""
+    bundle = healthy()
+    bundle.ray_state["version"] = "2.5.1"  # type: ignore[index]
+    bundle.ray_state["unread"] = {"serve": SERVE_404}  # type: ignore[index]
+    return bundle
+
+
+@case("ray-serve-not-read", "fires", "ray serve")
+def serve_api_absent_on_ray_2_5() -> Bundle:
+    return _ray_2_5_dashboard()
+
+
+@case("ray-serve-not-read", "quiet")
+def serve_read_from_the_rayservice() -> Bundle:
+    bundle = _ray_2_5_dashboard()
+    bundle.items("rayservices").append(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayService",
+            "metadata": {"name": "llm-service", "namespace": NS},
+            "spec": {},
+            "status": {
+                "serviceStatus": "Running",
+                "activeServiceStatus": {
+                    "rayClusterName": CLUSTER,
+                    "applicationStatuses": {"llm": {"status": "RUNNING", "serveDeploymentStatuses": {}}},
+                },
+            },
+        }
+    )
+    return bundle
+
+
+@case("ray-serve-not-read", "quiet")
+def serve_api_on_a_newer_dashboard() -> Bundle:
+    return healthy()
 
 
 @case("kueue-admission-pending", "fires", PENDING)

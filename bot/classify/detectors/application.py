@@ -4,12 +4,17 @@ that failed while people watched for them to be scheduled.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
 from bot.classify.context import Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.kubernetes import RayJobObject
 
 _BAD_SERVE = {"DEPLOY_FAILED", "UNHEALTHY"}
 _FAILED_JOB = {"FAILED"}
@@ -65,11 +70,51 @@ def serve_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
 
 
+class UnreadParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    part: Literal["serve"]
+
+
+@detector("ray_part_unread", ("paths", "version"), UnreadParams)
+def ray_part_unread(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """A part of the Ray layer the dashboard has no endpoint for, so its causes cannot be seen.
+
+    Quiet when the same facts came another way: Serve applications a RayService reports, or read
+    from a pasted ``serve status``.
+    """
+    part = UnreadParams.model_validate(rule.params).part
+    paths = ctx.ray.unread.get(part) if ctx.ray else None
+    if not paths or ctx.ray is None or ctx.ray.serve_applications:
+        return
+    if any(service.app_statuses for service in ctx.kube.rayservices):
+        return
+    asked = " and ".join(f"`{path}`" for path in paths)
+    yield Hit(
+        Subject(kind="Collection", name=f"ray {part}"),
+        (Evidence(source="ray dashboard", text=f"HTTP 404 on {asked}"),),
+        {"paths": asked, "version": f"Ray {ctx.ray.version}" if ctx.ray.version else "This Ray release"},
+    )
+
+
 # RayJob deployment statuses that end the job: ``Failed`` (v1.1 on), v1.0's
 # ``FailedToGetOrCreateRayCluster`` and ``FailedJobDeploy``, and ``ValidationFailed`` (v1.5 on).
 _FAILED_DEPLOYMENT = frozenset(
     {"failed", "failedtogetorcreateraycluster", "failedjobdeploy", "validationfailed"}
 )
+
+
+# KubeRay (v1.1 on) fails a RayJob whose activeDeadlineSeconds have passed, counted from the
+# RayJob's start: time spent waiting for the cluster counts, so such a job may never have run.
+_DEADLINE_REASON = "deadlineexceeded"
+_DEADLINE_SECONDS = re.compile(r"ActiveDeadlineSeconds: (?P<seconds>\d+)")
+_STARTED_JOB = {"RUNNING", "STOPPED", "SUCCEEDED", "FAILED"}
+
+
+def _ended_by_deadline(job: RayJobObject) -> bool:
+    # The reason is pruned when the object is read as v1alpha1; KubeRay's message says it too.
+    return (job.reason or "").lower() == _DEADLINE_REASON or bool(
+        job.message and "passed the activeDeadlineSeconds" in job.message
+    )
 
 
 @detector("job_status", ("job", "status", "message"))
@@ -80,6 +125,9 @@ def job_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
         deployment = (job.deployment_status or "").lower()
         if status not in _FAILED_JOB and deployment not in _FAILED_DEPLOYMENT:
             continue
+        if _ended_by_deadline(job) and status not in _FAILED_JOB:
+            seen.add(job.submission_id or job.name)
+            continue  # the deadline ended it, not its own code: ray-job-deadline-* say which
         seen.add(job.submission_id or job.name)
         yield Hit(
             Subject(kind="RayJob", name=job.name, namespace=job.namespace),
@@ -104,4 +152,42 @@ def job_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
             Subject(kind="RayJob", name=key),
             (Evidence(source=f"ray job {key}", text=f"{info.status}: {info.message or ''}"),),
             {"job": key, "status": info.status, "message": info.message or ""},
+        )
+
+
+class DeadlineParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # ``before-start``: its Ray job never ran (not submitted, or PENDING); ``while-running``: it ran.
+    when: Literal["before-start", "while-running"]
+
+
+@detector("job_deadline", ("job", "status", "message", "deadline", "cluster_name"), DeadlineParams)
+def job_deadline(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """A RayJob that KubeRay failed at its activeDeadlineSeconds, split by whether it had started."""
+    when = DeadlineParams.model_validate(rule.params).when
+    for job in ctx.kube.rayjobs:
+        status = (job.job_status or "").upper()
+        if not _ended_by_deadline(job) or status in _FAILED_JOB:
+            continue
+        started = status in _STARTED_JOB
+        if started != (when == "while-running"):
+            continue
+        seconds = _DEADLINE_SECONDS.search(job.message or "")
+        yield Hit(
+            Subject(kind="RayJob", name=job.name, namespace=job.namespace),
+            (
+                Evidence(
+                    source=f"rayjob {job.name}",
+                    text=f"{job.deployment_status or ''} ({job.reason}): {job.message or ''}".strip(": "),
+                ),
+                Evidence(source=f"rayjob {job.name} jobStatus", text=job.job_status or "(not set)"),
+            ),
+            {
+                "job": job.name,
+                "namespace": job.namespace,
+                "status": job.job_status or "—",
+                "message": job.message or "",
+                "deadline": seconds.group("seconds") if seconds else "?",
+                "cluster_name": job.cluster_name or "<cluster>",
+            },
         )

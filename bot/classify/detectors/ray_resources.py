@@ -186,6 +186,7 @@ def _clusters_in_scope(ctx: Context) -> list[RayClusterObject]:
 
 DemandVerdictKind = Literal[
     "unjudged",
+    "fits-free",
     "held",
     "held-reported",
     "infeasible",
@@ -331,11 +332,16 @@ def _aggregate_verdict(ctx: Context, demand: Demand, need: dict[str, float]) -> 
         return "held"  # placement groups keep back what it needs
     count = ray.node_count or sum(ray.node_groups.values()) or None
     if count == 1:
-        return None if fits(free, need) else "held"
+        return "fits-free" if fits(free, need) else "held"
     if all(ray.used.get(k, 0.0) <= 0 for k in need):
         # Everything is free, the cluster-wide total is enough, yet it waits: no single node
         # holds it.
         return "infeasible"
+    if fits(free, need):
+        # Enough is free cluster-wide: whether one node has it free, or the usage is spread so no
+        # node does, only per-node figures (`ray status -v`) tell; a demand that fits is often just
+        # being placed. Not claimed either way.
+        return "fits-free"
     return "held"
 
 
@@ -472,10 +478,14 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             }
             visible = {k: v for k, v in need.items() if k not in hidden}
             verdict = _aggregate_verdict(ctx, demand, visible) if visible else None
-            if verdict is None and hidden & held_types:
+            if verdict in (None, "fits-free") and hidden & held_types:
                 verdict = "held"  # the nodes of that GPU type are taken by the holders listed
             if verdict is None:
                 continue
+            if verdict == "fits-free":
+                params["free"] = format_shape(
+                    {k: ray.totals.get(k, 0.0) - ray.used.get(k, 0.0) for k in sorted(visible)}
+                )
             evidence.append(
                 Evidence(
                     source="ray status",
@@ -758,6 +768,7 @@ DEMAND_PROVIDES = (
     "max_replicas",
     "current",
     "registered",
+    "free",
 )
 
 

@@ -3,8 +3,9 @@
 An application stuck in ``DEPLOYING`` or failed with ``DEPLOY_FAILED`` looks like a scheduling
 problem from the outside (nothing answers), and its ``message`` usually names the real cause.
 Ray 2.4+ prints ``applications: <name>: {status, message, deployments: {<name>: {status,
-replica_states, message}}}``; Ray 2.0-2.3 printed one ``app_status`` and a ``deployment_statuses``
-list. Both become ``ServeApplication`` objects.
+replica_states, message}}}`` for applications deployed by config; Ray 2.0-2.3, and 2.5 for an
+application started from Python, print ``name``, one ``app_status`` and a ``deployment_statuses``
+list (deployments named ``<app>_<deployment>``). Both become ``ServeApplication`` objects.
 
 A deployment's ``message`` is the controller's own warning, so it is read like a loose line too:
 ``... replicas that have taken more than 30s to be scheduled ... Resources required for each

@@ -31,6 +31,7 @@ _TOP_KEYS = re.compile(
     r"head_node|worker_nodes|min_workers|allocatable|capacity):(?:\s|$)"
 )
 _SERVE_KEYS = re.compile(r"^(?:applications|proxies|app_status|deployment_statuses|target_capacity):(?:\s|$)")
+_SERVE_NAME = re.compile(r"^name:\s*\S")
 # One application or deployment cut out of ``serve status``: its status line, in Serve's own words.
 _SERVE_STATUS = re.compile(r"^\s*status:\s*['\"]?(?:DEPLOY_FAILED|DEPLOYING|UNHEALTHY)['\"]?\s*$")
 _INDENTED_KEYS = re.compile(
@@ -89,6 +90,8 @@ def start_kind(lines: Sequence[str], i: int) -> str | None:
         return START_MANIFEST if following is not None and _KEY_LINE.match(following) else None
     if _SERVE_KEYS.match(line) or _SERVE_STATUS.match(line):
         return START_SERVE
+    if _SERVE_NAME.match(line) and _SERVE_KEYS.match(_next_content(lines, i) or ""):
+        return START_SERVE  # `serve status` of Ray 2.0 to 2.5 opens with the application's name
     if _TOP_KEYS.match(line) or _INDENTED_KEYS.match(line):
         return START_LAUNCHER
     if _INDENTED_STATUS.match(line) and _NODE_STATUS_FIELD.match(_next_content(lines, i) or ""):
