@@ -15,6 +15,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bot.cron import cron_problem
+
 # What a cluster name may look like wherever a user types one: a DNS-1123 label.
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -168,8 +170,6 @@ class ScheduleConfig(BaseModel):
 
     @model_validator(mode="after")
     def _runnable(self) -> ScheduleConfig:
-        from bot.schedule.cron import cron_problem
-
         problem = cron_problem(self.cron, self.timezone)
         if problem is not None:
             raise ValueError(problem)

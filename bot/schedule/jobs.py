@@ -37,8 +37,8 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import STATE_RUNNING
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.schedule import cron
-from bot.schedule.cron import cron_trigger, next_fire_time
+from bot import cron
+from bot.cron import cron_trigger, next_fire_time
 from bot.store import Schedule, Store, StoreError
 from bot.store.schema import SCHEDULER_JOB_TABLE
 

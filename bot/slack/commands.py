@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.config import NAME, ClusterConfig, Config
+from bot.cron import cron_problem
 
 MAX_TEXT = 200
 
@@ -137,8 +138,6 @@ def schedule_problem(spec: ScheduleSpec) -> str | None:
     Cron fields mean what they mean in crontab (weekday 0 and 7 are Sunday); the check is the
     scheduler's own conversion, so what is accepted here is what runs.
     """
-    from bot.schedule.cron import cron_problem
-
     return cron_problem(spec.cron, spec.timezone)
 
 

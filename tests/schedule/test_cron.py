@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.schedule.cron import cron_problem, crontab_weekdays
+from bot.cron import cron_problem, crontab_weekdays
 
 
 @pytest.mark.parametrize(
