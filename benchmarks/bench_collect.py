@@ -759,11 +759,11 @@ def _big_runs(server: Server, target: Any, runs: int, warm: bool = True) -> dict
 
 def hot_spots(kubeconfig: str) -> dict[str, float]:
     """The client-side steps of one big-cluster collection that do not depend on the network."""
-    from bot.classify.fit import FitExplainer
     from bot.collect.deadline import Deadline
-    from bot.collect.kubernetes import KubernetesFindings, KubernetesReader, _core
+    from bot.collect.kubernetes import KubernetesObjects, KubernetesReader, _core
     from bot.collect.live import Target, kubernetes_client
     from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
+    from bot.snapshot.node_filter import classes, eligible_nodes
 
     reader = KubernetesReader(
         kubernetes_client(Target(cluster=CLUSTER, kubeconfig=kubeconfig, context="loopback")), Deadline(120)
@@ -776,26 +776,27 @@ def hot_spots(kubeconfig: str) -> dict[str, float]:
     pods = [p for raw in raw_pods if (p := pod_from_json(raw)) is not None]
     pending = [p for p in pods if p.unscheduled]
     began = time.perf_counter()
-    explainer = FitExplainer(nodes, {})
-    explainer_s = time.perf_counter() - began
+    grouped = classes(nodes)
+    classes_s = time.perf_counter() - began
     began = time.perf_counter()
-    candidates = {n.name for p in pending for n in nodes if explainer.static_reason(p, n) is None}
+    candidates = {n.name for p in pending for n in eligible_nodes(p, grouped)}
     static = time.perf_counter() - began
-    # KubernetesFindings.add rebuilds its set of seen (namespace, name) from every item it holds on
-    # each call: 300 per-node answers (MAX_NODE_QUERIES) of 30 Pods each.
+    # KubernetesObjects.add converts each item once as it arrives: 300 per-node answers
+    # (MAX_NODE_QUERIES) of 30 Pods each.
     batch = [raw_pods[0]] * 30
-    findings = KubernetesFindings()
+    found = KubernetesObjects()
     began = time.perf_counter()
     for node in range(300):
-        findings.add(
+        found.add(
             "pods",
             [{**pod, "metadata": {**pod["metadata"], "name": f"{node}-{i}"}} for i, pod in enumerate(batch)],
         )
     add_300 = time.perf_counter() - began
     return {
         "nodes": len(nodes),
+        "node_classes": len(grouped),
         "parse_nodes_s": parse_nodes,
-        "explainer_s": explainer_s,
+        "classes_s": classes_s,
         "static_s": static,
         "pending": len(pending),
         "candidates": len(candidates),
@@ -1079,12 +1080,11 @@ def md_c(result: dict[str, Any]) -> list[str]:
         lines += [
             "",
             "Client-side steps measured alone on the 5,000-node data: parsing the "
-            f"{spots['nodes']:,} nodes with `node_from_json` takes {_s(spots['parse_nodes_s'])} (and "
-            "`collect_live` does it twice, see below); choosing candidate nodes for "
-            f"{spots['pending']} Pending Pods takes {_s(spots['explainer_s'])} to build the `FitExplainer` and "
-            f"{_s(spots['static_s'])} of `static_reason` calls ({spots['candidates']} candidates); "
-            "`KubernetesFindings.add` fed 300 per-node answers of 30 Pods "
-            f"takes {_s(spots['add_300_s'])}.",
+            f"{spots['nodes']:,} nodes with `node_from_json` takes {_s(spots['parse_nodes_s'])} (once per "
+            f"collection); grouping them into {spots['node_classes']} label/taint classes takes "
+            f"{_s(spots['classes_s'])}, and the static filters of {spots['pending']} Pending Pods over those "
+            f"classes {_s(spots['static_s'])} ({spots['candidates']} candidates); `KubernetesObjects.add` "
+            f"converting 300 per-node answers of 30 Pods takes {_s(spots['add_300_s'])}.",
         ]
     return lines
 
@@ -1236,15 +1236,6 @@ def notes(results: dict[str, Any]) -> list[str]:
     out: list[str] = []
     c = results.get("c")
     if c:
-        spots = c.get("hot_spots") or {}
-        if spots:
-            out.append(
-                "- **Nodes (and Pods) are parsed twice per diagnosis.** `_bound_pods` "
-                "(`bot/collect/kubernetes.py`) runs `node_from_json` on every node to pick candidates, "
-                "then `collect_live` hands the same raw lists to `kubernetes_state`, which parses them "
-                f"again: {_s(spots['parse_nodes_s'])} of the 5,000-node collection is spent on the second "
-                "parse alone."
-            )
         pending = c.get("pending")
         plain = c.get("plain")
         if pending and c["rows"]:
@@ -1263,15 +1254,6 @@ def notes(results: dict[str, Any]) -> list[str]:
                     else ""
                 )
                 + ". Taking candidates only for the RayCluster's own Pending Pods would keep the count flat."
-            )
-        if spots and spots["pending"]:
-            each = spots["static_s"] / spots["pending"]
-            out.append(
-                "- The candidate search itself is `len(pending) × len(nodes)` calls of `static_reason` "
-                f"(`_bound_pods`): {_s(each)} per Pending Pod at 5,000 nodes here, so every cluster-wide "
-                "Pending Pod it considers adds that much before any request is made (1,000 would add "
-                f"~{each * 1000:.0f} s). Grouping nodes into the explainer's label/taint classes, or "
-                "considering only this RayCluster's Pods, removes most of it."
             )
         timed_out = [
             e for row in (pending, plain) if row for e in row.get("errors", []) if "no answer within" in e
@@ -1294,13 +1276,6 @@ def notes(results: dict[str, Any]) -> list[str]:
                 f"{_s(plain['server_s'])} of it in the server. `resourceVersion=0` on these lists would let "
                 "kube-apiserver answer from its watch cache, and a small thread pool would overlap the "
                 "round trips."
-            )
-        if spots:
-            out.append(
-                "- `KubernetesFindings.add` rebuilds its `seen` set from every item it already holds on each "
-                f"call: quadratic in the Pods collected. Nothing at 40 candidate nodes, but 300 per-node "
-                f"answers of 30 Pods (the `MAX_NODE_QUERIES` limit) cost {_s(spots['add_300_s'])}; a set kept "
-                "on the object would make it linear."
             )
     return out
 

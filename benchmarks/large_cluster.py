@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from tests.support import k8s
+from tests.support import k8s, kube_printers
 from tests.support.cluster import (
     A100_LABELS,
     CLUSTER,
@@ -961,10 +961,13 @@ class IndexedKubeAPI(KubeAPI):
             self._memo[key] = found
         return found
 
-    def _list(self, target: _Target, params: Mapping[str, str]) -> _Response:
+    def _list(
+        self, target: _Target, params: Mapping[str, str], printer: kube_printers.Printer | None = None
+    ) -> _Response:
         # The same answer as KubeAPI._list (metadata, continue tokens, kind stripping), from the memo.
-        if params.get("watch", "").lower() in ("true", "1"):
-            return super()._list(target, params)
+        # Tables for kubectl and watches are the original's.
+        if printer is not None or params.get("watch", "").lower() in ("true", "1"):
+            return super()._list(target, params, printer)
         if self._pages is None:
             return self._page(target, params)
         key = (target.resource.key, target.namespace, tuple(sorted(params.items())))

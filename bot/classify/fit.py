@@ -26,13 +26,17 @@ import numpy.typing as npt
 
 from bot.snapshot.gpu import LEGACY_GPU_RESOURCE
 from bot.snapshot.kubernetes import (
-    LabelRequirement,
     Node,
     NodeSelectorTerm,
     Pod,
     PodAffinityTerm,
-    Taint,
-    Toleration,
+)
+from bot.snapshot.node_filter import (
+    NodeClass,
+    node_class,
+    requirement_matches,
+    selects_per_node_label,
+    static_reason,
 )
 from bot.snapshot.quantity import format_amount
 from bot.snapshot.scheduler_text import quoted_reasons
@@ -40,71 +44,19 @@ from bot.snapshot.scheduler_text import quoted_reasons
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
-# Labels every node carries with its own value; they never group nodes.
-PER_NODE_LABELS = frozenset(
-    {"kubernetes.io/hostname", "node.kubernetes.io/instance-id", "topology.gke.io/node"}
-)
 DEFAULT_MAX_PODS = 110.0
 # How many of the nodes that lack resources get their shortfalls spelt out (the closest ones).
 CLOSEST_KEPT = 3
 
-REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_NODE_NAME = "node(s) didn't match the requested node name"
-REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 REASON_TOO_MANY_PODS = "Too many pods"
 REASON_UNBOUND_PVC = "pod has unbound immediate PersistentVolumeClaims"
 REASON_POD_AFFINITY = "node(s) didn't match pod affinity rules"
 REASON_POD_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
 
-def taint_reason(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
-
-
 def insufficient_reason(resource: str) -> str:
     return f"Insufficient {resource}"
-
-
-def tolerates(tolerations: Sequence[Toleration], taint: Taint) -> bool:
-    for toleration in tolerations:
-        if toleration.effect and toleration.effect != taint.effect:
-            continue
-        if toleration.operator == "Exists":
-            if toleration.key in (None, "", taint.key):
-                return True
-            continue
-        if toleration.key == taint.key and (toleration.value or "") == taint.value:
-            return True
-    return False
-
-
-def first_untolerated_taint(node: Node, tolerations: Sequence[Toleration]) -> Taint | None:
-    for taint in node.taints:
-        if taint.effect not in ("NoSchedule", "NoExecute"):
-            continue
-        if not tolerates(tolerations, taint):
-            return taint
-    return None
-
-
-def _requirement_matches(requirement: LabelRequirement, labels: Mapping[str, str]) -> bool:
-    value = labels.get(requirement.key)
-    operator = requirement.operator
-    if operator == "In":
-        return value is not None and value in requirement.values
-    if operator == "NotIn":
-        return value is None or value not in requirement.values
-    if operator == "Exists":
-        return value is not None
-    if operator == "DoesNotExist":
-        return value is None
-    if operator in ("Gt", "Lt") and value is not None and requirement.values:
-        try:
-            left, right = int(value), int(requirement.values[0])
-        except ValueError:
-            return False
-        return left > right if operator == "Gt" else left < right
-    return False
 
 
 def selects_pod(term: PodAffinityTerm, pod: Pod, namespace: str) -> bool:
@@ -113,31 +65,7 @@ def selects_pod(term: PodAffinityTerm, pod: Pod, namespace: str) -> bool:
         return False
     if any(pod.labels.get(k) != v for k, v in term.match_labels.items()):
         return False
-    return all(_requirement_matches(r, pod.labels) for r in term.match_expressions)
-
-
-def _selects_per_node_label(pod: Pod) -> bool:
-    keys = set(pod.node_selector) | {
-        r.key for term in pod.required_node_terms for r in (*term.match_expressions, *term.match_fields)
-    }
-    return bool(keys & PER_NODE_LABELS) or any(term.match_fields for term in pod.required_node_terms)
-
-
-def _term_matches(term: NodeSelectorTerm, node: Node) -> bool:
-    if not term.match_expressions and not term.match_fields:
-        return False
-    fields = {"metadata.name": node.name}
-    return all(_requirement_matches(r, node.labels) for r in term.match_expressions) and all(
-        _requirement_matches(r, fields) for r in term.match_fields
-    )
-
-
-def matches_node_affinity(
-    node_selector: Mapping[str, str], terms: Sequence[NodeSelectorTerm], node: Node
-) -> bool:
-    if any(node.labels.get(key) != value for key, value in node_selector.items()):
-        return False
-    return not terms or any(_term_matches(term, node) for term in terms)
+    return all(requirement_matches(r, pod.labels) for r in term.match_expressions)
 
 
 def selector_requirements(pod_selector: Mapping[str, str], terms: Sequence[NodeSelectorTerm]) -> list[str]:
@@ -605,14 +533,9 @@ class FitExplainer:
         # Nodes that share labels, taints and cordon state pass or fail static filters together.
         # Labels unique to each node (its hostname) are left out of the key, or no two nodes
         # would ever share a class; a Pod that selects on one of them is judged node by node.
-        self._classes: dict[tuple[object, ...], list[int]] = {}
+        self._classes: dict[NodeClass, list[int]] = {}
         for position, node in enumerate(self.nodes):
-            key = (
-                node.unschedulable,
-                tuple(sorted((k, v) for k, v in node.labels.items() if k not in PER_NODE_LABELS)),
-                tuple((t.key, t.value, t.effect) for t in node.taints),
-            )
-            self._classes.setdefault(key, []).append(position)
+            self._classes.setdefault(node_class(node), []).append(position)
         self._free: dict[str, dict[str, float]] = {}
         self._domains: dict[str, dict[str, list[Pod]]] = {}
         self._columns, self._free_table = self._free_amounts()
@@ -644,17 +567,9 @@ class FitExplainer:
             self._free[node.name] = cached
         return cached
 
-    def static_reason(self, pod: Pod, node: Node) -> str | None:
-        if node.unschedulable and not tolerates(
-            pod.tolerations, Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
-        ):
-            return REASON_UNSCHEDULABLE
-        taint = first_untolerated_taint(node, pod.tolerations)
-        if taint is not None:
-            return taint_reason(taint)
-        if not matches_node_affinity(pod.node_selector, pod.required_node_terms, node):
-            return REASON_AFFINITY
-        return None
+    @staticmethod
+    def static_reason(pod: Pod, node: Node) -> str | None:
+        return static_reason(pod, node)
 
     @staticmethod
     def needs(pod: Pod) -> list[tuple[str, float]]:
@@ -706,7 +621,7 @@ class FitExplainer:
 
     def _static_filters(self, pod: Pod, explanation: FitExplanation) -> list[int]:
         """NodeUnschedulable, TaintToleration and NodeAffinity: the positions of the nodes that pass."""
-        per_node = _selects_per_node_label(pod)
+        per_node = selects_per_node_label(pod)
         eligible: list[int] = []
         for key, positions in self._classes.items():
             if not per_node:

@@ -22,9 +22,11 @@ from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.html_answer import html_summary, is_html
-from bot.snapshot.from_kubernetes import node_from_json
+from bot.snapshot.from_kubernetes import dig, item_reader
 from bot.snapshot.gpu import is_gpu_node
+from bot.snapshot.kubernetes import KubernetesState, Pod
 from bot.snapshot.model import CollectionError
+from bot.snapshot.node_filter import classes, eligible_nodes
 
 # (verb, API group, resource) — everything the collector may ask for. Nothing here writes.
 READ_SCOPES: frozenset[tuple[str, str, str]] = frozenset(
@@ -285,28 +287,46 @@ def _core(resource: str, *, namespace: str | None = None, name: str | None = Non
 
 
 @dataclass
-class KubernetesFindings:
-    """The raw lists read, keyed like ``from_kubernetes.kubernetes_state`` expects."""
+class KubernetesObjects:
+    """The objects read so far, as snapshot models, keyed like ``KubernetesState``'s fields.
 
-    raw: dict[str, list[Any]] = field(default_factory=dict)
+    Each answer is converted once, as it arrives (an item the lenient reader cannot read is left
+    out); the reads that follow are decided from these models, and the snapshot is assembled from
+    them. An object read twice (a Pending Pod of this cluster is in two lists) is kept once.
+    """
+
+    by_field: dict[str, list[Any]] = field(default_factory=dict)
     logs: list[dict[str, Any]] = field(default_factory=list)
-    raycluster: Mapping[str, Any] | None = None
     _seen: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
 
     def add(self, key: str, items: Iterable[Any] | None) -> None:
         if items is None:
             return
-        known = self.raw.setdefault(key, [])
+        read = item_reader(key)
+        known = self.by_field.setdefault(key, [])
         seen = self._seen.setdefault(key, set())
         for item in items:
             identity = _identity(item)
-            if identity not in seen:
-                seen.add(identity)
-                known.append(item)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            obj = read(item)
+            if obj is not None:
+                known.append(obj)
+
+    def get(self, key: str) -> list[Any]:
+        return self.by_field.get(key, [])
+
+    def state(self) -> KubernetesState:
+        """The Kubernetes half of the snapshot. Without the node list the fit replay cannot count
+        "0/N nodes"; ``nodes_complete`` says so."""
+        return KubernetesState.model_validate(
+            {**self.by_field, "logs": self.logs, "nodes_complete": "nodes" in self.by_field}
+        )
 
 
 def _identity(item: Any) -> tuple[str, str]:
-    # Items of built-in lists carry no "kind"; each key of KubernetesFindings holds one kind anyway.
+    # Items of built-in lists carry no "kind"; each key of KubernetesObjects holds one kind anyway.
     meta = item.get("metadata") if isinstance(item, Mapping) else None
     if not isinstance(meta, Mapping):
         return ("", str(id(item)))
@@ -328,9 +348,7 @@ def read_raycluster(reader: KubernetesReader, name: str, namespace: str) -> Mapp
     assert last is not None
     if last.status == 404:
         existing = reader.try_items(ApiCall("list", "ray.io", "v1", "rayclusters", namespace)) or []
-        names = sorted(
-            str(item.get("metadata", {}).get("name")) for item in existing if isinstance(item, Mapping)
-        )
+        names = sorted(str(dig(item, "metadata", "name")) for item in existing if isinstance(item, Mapping))
         listing = ", ".join(names) if names else "none"
         reader.errors.append(
             CollectionError(
@@ -345,32 +363,27 @@ def read_raycluster(reader: KubernetesReader, name: str, namespace: str) -> Mapp
 
 
 def _owner_objects(
-    reader: KubernetesReader, cluster: Mapping[str, Any], namespace: str
-) -> KubernetesFindings:
-    found = KubernetesFindings()
-    owners = cluster.get("metadata", {}).get("ownerReferences") or []
+    reader: KubernetesReader, found: KubernetesObjects, cluster: Mapping[str, Any], namespace: str
+) -> None:
+    """The RayJob or RayService that owns the RayCluster, as its owner references name them."""
+    owners = dig(cluster, "metadata", "ownerReferences")
     for owner in owners if isinstance(owners, list) else []:
-        kind = owner.get("kind") if isinstance(owner, Mapping) else None
-        plural = {"RayJob": "rayjobs", "RayService": "rayservices"}.get(str(kind))
+        plural = {"RayJob": "rayjobs", "RayService": "rayservices"}.get(str(dig(owner, "kind")))
         if plural is None:
             continue
-        version = str(owner.get("apiVersion", "ray.io/v1")).rsplit("/", 1)[-1]
-        obj = reader.try_json(ApiCall("get", "ray.io", version, plural, namespace, str(owner.get("name"))))
+        version = str(dig(owner, "apiVersion") or "ray.io/v1").rsplit("/", 1)[-1]
+        obj = reader.try_json(ApiCall("get", "ray.io", version, plural, namespace, str(dig(owner, "name"))))
         if isinstance(obj, Mapping):
             found.add(plural, [obj])
-    return found
 
 
-def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: str) -> KubernetesFindings:
+def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: str) -> KubernetesObjects:
     """Everything the classifier needs from Kubernetes about one RayCluster, and no more."""
-    found = KubernetesFindings()
+    found = KubernetesObjects()
     cluster = read_raycluster(reader, cluster_name, namespace)
     if cluster is not None:
-        found.raycluster = cluster
         found.add("rayclusters", [cluster])
-        owners = _owner_objects(reader, cluster, namespace)
-        for key, items in owners.raw.items():
-            found.add(key, items)
+        _owner_objects(reader, found, cluster, namespace)
     pods = reader.try_items(
         _core("pods", namespace=namespace, labelSelector=f"ray.io/cluster={cluster_name}")
     )
@@ -417,41 +430,23 @@ def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: s
     return found
 
 
-def _pending_elsewhere_events(reader: KubernetesReader, found: KubernetesFindings, namespace: str) -> None:
+def _pending_elsewhere_events(reader: KubernetesReader, found: KubernetesObjects, namespace: str) -> None:
     """Events of this cluster's pending Pods that live outside the namespace read above (rare)."""
-    for pod in found.raw.get("pods", []):
-        meta = pod.get("metadata", {}) if isinstance(pod, Mapping) else {}
-        labels = meta.get("labels") or {}
-        if (
-            meta.get("namespace") == namespace
-            or not isinstance(labels, Mapping)
-            or "ray.io/cluster" not in labels
-        ):
+    for pod in found.get("pods"):
+        if pod.namespace == namespace or "ray.io/cluster" not in pod.labels:
             continue
         found.add(
             "events",
             reader.try_items(
-                _core(
-                    "events",
-                    namespace=str(meta.get("namespace")),
-                    fieldSelector=f"involvedObject.name={meta.get('name')}",
-                )
+                _core("events", namespace=pod.namespace, fieldSelector=f"involvedObject.name={pod.name}")
             ),
         )
 
 
-def _claims(reader: KubernetesReader, found: KubernetesFindings) -> None:
-    wanted: set[tuple[str, str]] = set()
-    for pod in found.raw.get("pods", []):
-        status = pod.get("status", {}) if isinstance(pod, Mapping) else {}
-        if not isinstance(status, Mapping) or status.get("phase") != "Pending":
-            continue
-        namespace = str(pod.get("metadata", {}).get("namespace", "default"))
-        for volume in pod.get("spec", {}).get("volumes") or []:
-            claim = volume.get("persistentVolumeClaim") if isinstance(volume, Mapping) else None
-            if isinstance(claim, Mapping) and claim.get("claimName"):
-                wanted.add((namespace, str(claim["claimName"])))
-    for namespace, name in sorted(wanted):
+def _claims(reader: KubernetesReader, found: KubernetesObjects) -> None:
+    pending = [pod for pod in found.get("pods") if pod.phase == "Pending"]
+    wanted = sorted({(pod.namespace, claim) for pod in pending for claim in pod.pvc_names})
+    for namespace, name in wanted:
         claim = reader.try_json(
             _core("persistentvolumeclaims", namespace=namespace, name=name), missing_ok=True
         )
@@ -459,13 +454,8 @@ def _claims(reader: KubernetesReader, found: KubernetesFindings) -> None:
             found.add("pvcs", [claim])
 
 
-def _is_gpu_node(raw: object) -> bool:
-    node = node_from_json(raw)
-    return node is not None and is_gpu_node(node)
-
-
-def _device_plugins(reader: KubernetesReader, found: KubernetesFindings) -> None:
-    if not any(_is_gpu_node(n) for n in found.raw.get("nodes", [])):
+def _device_plugins(reader: KubernetesReader, found: KubernetesObjects) -> None:
+    if not any(is_gpu_node(n) for n in found.get("nodes")):
         return
     for selector in DEVICE_PLUGIN_SELECTORS:
         pods = reader.try_items(_core("pods", labelSelector=selector), source="kubernetes device plugin pods")
@@ -476,7 +466,7 @@ def _device_plugins(reader: KubernetesReader, found: KubernetesFindings) -> None
             return
 
 
-def _kueue(reader: KubernetesReader, found: KubernetesFindings, namespace: str) -> None:
+def _kueue(reader: KubernetesReader, found: KubernetesObjects, namespace: str) -> None:
     call = ApiCall("list", "kueue.x-k8s.io", KUEUE_VERSION, "workloads", namespace)
     try:
         workloads = reader.items(call)
@@ -487,27 +477,21 @@ def _kueue(reader: KubernetesReader, found: KubernetesFindings, namespace: str) 
     found.add("workloads", workloads)
 
 
-def _bound_pods(reader: KubernetesReader, found: KubernetesFindings, cluster_name: str) -> None:
+def _bound_pods(reader: KubernetesReader, found: KubernetesObjects, cluster_name: str) -> None:
     """Pods bound to the nodes that could host a pending Pod, to compute free capacity there.
 
-    Only candidate nodes are read (one ``spec.nodeName=`` query each), so the cost follows the
-    nodes that could take the Pod, not the number of Pods in the cluster. Only when the candidates
-    are so many that one paginated list of all Pods is cheaper is that list read instead.
+    Only candidate nodes are read (one ``spec.nodeName=`` query each): those the static filters
+    (taints, cordon, node selector and affinity) let one of this RayCluster's Pending Pods go to,
+    so the cost follows the nodes that could take the Pod, not the number of Pods in the cluster.
+    Another team's Pending Pods do not choose nodes. Only when the candidates are so many that one
+    paginated list of all Pods is cheaper is that list read instead.
     """
-    from bot.classify.fit import FitExplainer
-    from bot.snapshot.from_kubernetes import pod_from_json
-
-    nodes = [n for raw in found.raw.get("nodes", []) if (n := node_from_json(raw)) is not None]
-    # Only this RayCluster's Pending Pods choose the nodes to read: another team's Pending Pods
-    # must not pull in the whole cluster. They are picked from the raw JSON first, because the
-    # cluster-wide Pending list may hold tens of thousands of Pods that are not worth converting.
-    ours = [raw for raw in found.raw.get("pods", []) if _ray_cluster_of(raw) == cluster_name]
-    pods = [p for raw in ours if (p := pod_from_json(raw)) is not None]
-    pending = [p for p in pods if p.unscheduled and p.labels.get("ray.io/cluster") == cluster_name]
+    nodes = found.get("nodes")
+    pending = [p for p in found.get("pods") if _ours_unscheduled(p, cluster_name)]
     if not pending or not nodes:
         return
-    explainer = FitExplainer(nodes, {})
-    candidates = sorted({n.name for p in pending for n in nodes if explainer.static_reason(p, n) is None})
+    grouped = classes(nodes)
+    candidates = sorted({node.name for pod in pending for node in eligible_nodes(pod, grouped)})
     if len(candidates) > MAX_NODE_QUERIES:
         found.add(
             "pods",
@@ -518,10 +502,8 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesFindings, cluster_nam
         found.add("pods", reader.try_items(_core("pods", fieldSelector=f"spec.nodeName={node}")))
 
 
-def _ray_cluster_of(raw: object) -> object:
-    metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
-    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
-    return labels.get("ray.io/cluster") if isinstance(labels, Mapping) else None
+def _ours_unscheduled(pod: Pod, cluster_name: str) -> bool:
+    return pod.unscheduled and pod.labels.get("ray.io/cluster") == cluster_name
 
 
 def read_log(

@@ -8,15 +8,14 @@ ones could read and carries on when they could not; all of it shares one deadlin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.collect.deadline import Deadline
-from bot.collect.kubernetes import KubernetesFindings, KubernetesReader, collect_kubernetes, read_log
+from bot.collect.kubernetes import KubernetesObjects, KubernetesReader, collect_kubernetes, read_log
 from bot.collect.ray_dashboard import DashboardReader, read_ray_layer
-from bot.snapshot.from_kubernetes import kubernetes_state
 from bot.snapshot.model import CollectionError, Snapshot
 
 Progress = Callable[[str], None]
@@ -67,36 +66,22 @@ def _quiet(_: str) -> None:
     return None
 
 
-def _ray_pods(findings: KubernetesFindings, cluster: str) -> list[Mapping[str, Any]]:
-    return [
-        pod
-        for pod in findings.raw.get("pods", [])
-        if isinstance(pod, Mapping)
-        and (pod.get("metadata", {}).get("labels") or {}).get("ray.io/cluster") == cluster
-    ]
-
-
-def _containers(pod: Mapping[str, Any]) -> list[str]:
-    return [str(c.get("name")) for c in pod.get("spec", {}).get("containers") or [] if isinstance(c, Mapping)]
-
-
 def _log_targets(
-    findings: KubernetesFindings, cluster: str, ray_ips: set[str] | None
+    found: KubernetesObjects, cluster: str, ray_ips: set[str] | None
 ) -> list[tuple[str, str, str]]:
-    """(namespace, pod, container) whose log tails are worth reading."""
+    """(namespace, pod, container) whose log tails are worth reading: the head's Ray container and
+    autoscaler, and the Ray container of each Running worker that Ray does not list as alive."""
     wanted: list[tuple[str, str, str]] = []
-    for pod in _ray_pods(findings, cluster):
-        meta, status = pod.get("metadata", {}), pod.get("status", {})
-        if status.get("phase") != "Running":
+    for pod in found.get("pods"):
+        if pod.labels.get("ray.io/cluster") != cluster or pod.phase != "Running":
             continue
-        names = _containers(pod)
-        node_type = (meta.get("labels") or {}).get("ray.io/node-type")
-        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+        names = [c.name for c in pod.containers]
+        node_type = pod.labels.get("ray.io/node-type")
         if node_type == "head":
-            wanted += [(namespace, name, c) for c in names[:1]]
-            wanted += [(namespace, name, c) for c in names if c == "autoscaler"]
-        elif node_type == "worker" and ray_ips is not None and status.get("podIP") not in ray_ips:
-            wanted += [(namespace, name, c) for c in names[:1]]
+            wanted += [(pod.namespace, pod.name, c) for c in names[:1]]
+            wanted += [(pod.namespace, pod.name, c) for c in names if c == "autoscaler"]
+        elif node_type == "worker" and ray_ips is not None and pod.pod_ip not in ray_ips:
+            wanted += [(pod.namespace, pod.name, c) for c in names[:1]]
     return wanted[:12]
 
 
@@ -110,7 +95,7 @@ def collect_live(
 ) -> Snapshot:
     deadline = Deadline(deadline_s)
     errors: list[CollectionError] = []
-    findings = KubernetesFindings()
+    found = KubernetesObjects()
     reader: KubernetesReader | None = None
     progress(f"reading Kubernetes: RayCluster {target.raycluster_name} in {target.namespace}")
     try:
@@ -126,7 +111,7 @@ def collect_live(
         client = None
     if client is not None:
         reader = KubernetesReader(client, deadline, call_timeout_s)
-        findings = collect_kubernetes(reader, target.raycluster_name, target.namespace)
+        found = collect_kubernetes(reader, target.raycluster_name, target.namespace)
         errors += reader.errors
         reader.errors = []
 
@@ -142,23 +127,20 @@ def collect_live(
             if ray_state and ray_state.nodes
             else None
         )
-        targets = _log_targets(findings, target.raycluster_name, ray_ips)
+        targets = _log_targets(found, target.raycluster_name, ray_ips)
         if targets:
             progress(f"reading log tails of {len(targets)} container(s)")
         for namespace, pod, container in targets:
             lines = read_log(reader, namespace, pod, container)
             if lines is not None:
-                findings.logs.append(
+                found.logs.append(
                     {"pod": pod, "namespace": namespace, "container": container, "lines": lines}
                 )
         errors += reader.errors
 
     kubernetes = None
-    if reader is not None and (findings.raw or findings.logs):
-        # Without the node list the fit replay cannot count "0/N nodes"; it says so instead.
-        kubernetes = kubernetes_state(
-            {**findings.raw, "logs": findings.logs}, nodes_complete="nodes" in findings.raw
-        )
+    if reader is not None and (found.by_field or found.logs):
+        kubernetes = found.state()
     return Snapshot(
         cluster=target.raycluster_name,
         namespace=target.namespace,

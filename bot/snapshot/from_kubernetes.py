@@ -648,6 +648,12 @@ _KIND_TO_FIELD = {
 }
 
 
+def item_reader(field: str) -> Any:
+    """The reader of one item of a ``KubernetesState`` field (``nodes``, ``pods``...): raw JSON in,
+    a model or None out."""
+    return _READERS[field]
+
+
 def read_list(field: str, raw: object) -> list[Any]:
     reader = _READERS[field]
     return [obj for item in items(raw) if (obj := reader(item)) is not None]

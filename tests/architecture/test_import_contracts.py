@@ -62,6 +62,12 @@ def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("bot/quiz/_sideways.py", "import bot.demo.workload", "bot.quiz is not allowed to import bot.demo"),
         # A classifier talking Slack.
         ("bot/classify/_chatty.py", "import slack_sdk", "bot.classify is not allowed to import slack_sdk"),
+        # A collector judging what it read.
+        (
+            "bot/collect/_judges.py",
+            "import bot.classify.fit",
+            "bot.collect is not allowed to import bot.classify",
+        ),
         # A renderer calling the Kubernetes API.
         (
             "bot/render/_reads.py",

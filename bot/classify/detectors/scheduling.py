@@ -28,7 +28,6 @@ from bot.classify.fit import (
     has_scheduler_head,
     insufficient_resource,
     is_by_design_taint,
-    matches_node_affinity,
     normalise_reason,
     parse_scheduler_message,
     reason_category,
@@ -39,6 +38,7 @@ from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Severity, Subject
 from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label, is_gpu_node
 from bot.snapshot.kubernetes import GPU_RESOURCE, Event, Node, Pod
+from bot.snapshot.node_filter import matches_node_affinity
 from bot.snapshot.quantity import format_amount
 
 Verdict = Literal[
