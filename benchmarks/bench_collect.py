@@ -1238,7 +1238,15 @@ def notes(results: dict[str, Any]) -> list[str]:
     if c:
         pending = c.get("pending")
         plain = c.get("plain")
-        if pending and c["rows"]:
+        if pending and c["rows"] and pending["requests"] <= c["rows"][-1]["requests"]:
+            base = c["rows"][-1]
+            out.append(
+                "- Unrelated Pending Pods do not choose the nodes read: with "
+                f"{UNRELATED_PENDING} Pending Pods of another team the collection still makes "
+                f"{pending['requests']} requests ({base['requests']} without them), because only this "
+                "RayCluster's Pending Pods pick candidate nodes."
+            )
+        elif pending and c["rows"]:
             base = c["rows"][-1]
             out.append(
                 "- **Unrelated Pending Pods pull in the whole cluster.** `collect_kubernetes` reads every "

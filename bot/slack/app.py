@@ -12,21 +12,24 @@ import contextlib
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from slack_bolt import Ack, App, BoltContext, BoltResponse, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.catalogue import Catalogue, default_catalogue
-from bot.classify import classify
-from bot.collect.live import Target, collect_live
 from bot.config import ClusterConfig, Config
 from bot.deliver.slack_poster import post, post_thread, web_client
+from bot.diagnoser import (
+    CollectSnapshot,
+    Diagnose,
+    Diagnoser,
+    Trigger,
+)
 from bot.diagnosis import Diagnosis
 from bot.observe.logs import (
     ContextExecutor,
@@ -44,61 +47,34 @@ from bot.render.slack import (
 )
 from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
 from bot.slack.state import AnsweredOnce, ClusterLocks, MuteList, Mutes, SeenOnce, StoredMutes, StoredSeenOnce
-from bot.slack.workers import Busy, SharedRuns, Submitted
 from bot.snapshot.model import Snapshot
 from bot.snapshot.redact import redact
 from bot.store import Store, StoreError
+from bot.workers import Busy, SharedRuns, Submitted
 
 LOG = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "raydiag_diagnose_message"
 
-Diagnose = Callable[[ClusterConfig, str], Diagnosis]
-CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
+# How a message reached the bot: mentioned, posted in an incident channel, or sent by the shortcut.
+MessageTrigger = Literal["mention", "incident", "shortcut"]
 # A sub-command's lazy handler: (bot, parsed command, Slack's command payload, client, respond).
 CommandHandler = Callable[["Bot", Command, dict[str, Any], WebClient, Respond], None]
 
 
-def target_of(cluster: ClusterConfig, namespace: str | None = None) -> Target:
-    """Where a configured cluster is read from (its own namespace unless one is given)."""
-    return Target(
-        cluster=cluster.name,
-        namespace=namespace or cluster.namespace,
-        raycluster=cluster.raycluster,
-        kubeconfig=cluster.kubeconfig,
-        context=cluster.context,
-        dashboard_url=cluster.dashboard_url,
-    )
-
-
-def live_snapshot(config: Config) -> CollectSnapshot:
-    def run(cluster: ClusterConfig, namespace: str) -> Snapshot:
-        return collect_live(
-            target_of(cluster, namespace),
-            deadline_s=config.collection.deadline_s,
-            call_timeout_s=config.collection.call_timeout_s,
-        )
-
-    return run
-
-
-def live_diagnosis(config: Config) -> Diagnose:
-    collect = live_snapshot(config)
-    return lambda cluster, namespace: classify(collect(cluster, namespace))
-
-
 @dataclass
 class Bot:
-    """What the listeners share: configuration, the diagnosis runner, and small state."""
+    """What the listeners share: configuration, the one ``Diagnoser``, and small state."""
 
     config: Config
-    diagnose: Diagnose
+    # Reads and classifies one cluster; the live collector in production, recorded data in tests.
+    diagnose: Diagnose | None = None
     catalogue: Catalogue = field(default_factory=default_catalogue)
     # Durable state shared by replicas (schedules, mutes, answered events, quiz); None: in-process only.
     store: Store | None = None
     mutes: MuteList = field(default_factory=Mutes)
     seen: AnsweredOnce = field(default_factory=SeenOnce)
     probe_locks: ClusterLocks = field(default_factory=ClusterLocks)
-    runs: SharedRuns[Diagnosis] = field(init=False)
+    diagnoser: Diagnoser = field(init=False)
     # Sub-commands (capacity, quiz, schedule …) by kind; a kind without a handler is "not available".
     handlers: dict[str, CommandHandler] = field(default_factory=dict)
     # Reads a cluster for pictures that need more than the diagnosis (capacity); None: live.
@@ -108,29 +84,29 @@ class Bot:
     _posted_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.runs = SharedRuns(self.config.slack.workers, self.config.slack.queue)
+        self.diagnoser = Diagnoser(
+            self.config,
+            self.diagnose,
+            catalogue=self.catalogue,
+            metrics=self.metrics,
+            snapshot_of=self.snapshot_of,
+        )
         if self.store is not None:
             self.mutes, self.seen = StoredMutes(self.store), StoredSeenOnce(self.store)
 
+    @property
+    def runs(self) -> SharedRuns[Diagnosis]:
+        return self.diagnoser.runs
+
     def snapshot(self, cluster: ClusterConfig, namespace: str) -> Snapshot:
-        return (self.snapshot_of or live_snapshot(self.config))(cluster, namespace)
+        return self.diagnoser.snapshot(cluster, namespace)
 
     def lang(self, channel: str | None, user: str | None) -> Lang:
         return self.config.language_for(channel, user)
 
-    def start(self, cluster: ClusterConfig, namespace: str) -> Submitted[Diagnosis]:
+    def start(self, cluster: ClusterConfig, namespace: str, trigger: Trigger) -> Submitted[Diagnosis]:
         """The shared run for this cluster: started now (or queued), or joined if one is running."""
-        return self.runs.submit((cluster.name, namespace), lambda: self._measured(cluster, namespace))
-
-    def _measured(self, cluster: ClusterConfig, namespace: str) -> Diagnosis:
-        started = time.monotonic()
-        try:
-            diagnosis = self.diagnose(cluster, namespace)
-        except Exception:
-            self.metrics.record_failure(cluster.name, "failed")
-            raise
-        self.metrics.record_diagnosis(cluster.name, diagnosis, time.monotonic() - started, trigger="slack")
-        return diagnosis
+        return self.diagnoser.submit(cluster, namespace, trigger)
 
     def claim_post(self, run_id: int, channel: str) -> bool:
         """True for the first caller of a shared run in a channel: that one posts, the others point to it."""
@@ -178,6 +154,8 @@ def deliver_diagnosis(
     user: str | None,
     thread_ts: str | None = None,
     notify: Callable[[str], None] | None = None,
+    *,
+    trigger: Trigger,
 ) -> None:
     """Start (or join) the diagnosis; it is posted when it finishes, from the diagnosis thread.
 
@@ -186,9 +164,8 @@ def deliver_diagnosis(
     """
     lang = bot.lang(channel, user)
     try:
-        submitted = bot.start(cluster, namespace)
+        submitted = bot.start(cluster, namespace, trigger)
     except Busy:
-        bot.metrics.record_failure(cluster.name, "busy")
         _tell(client, channel, user, say("slack.busy", lang), thread_ts, notify)
         return
     if submitted.ahead:
@@ -416,6 +393,7 @@ def build_app(
             command["channel_id"],
             command.get("user_id"),
             notify=lambda text: _respond(respond, text),
+            trigger="slash",
         )
 
     app.command("/raydiag")(ack=ack_command, lazy=[run_command])
@@ -435,6 +413,7 @@ def build_app(
                 press.channel,
                 press.user,
                 thread_ts=press.thread,
+                trigger="button",
             )
 
     def mute(body: dict[str, Any], client: WebClient) -> None:
@@ -459,7 +438,7 @@ def build_app(
         app.action(action)(ack=ack_only, lazy=[_probe_listener(bot, handler)])
 
     def on_mention(event: dict[str, Any], client: WebClient) -> None:
-        enrich(bot, client, event, mentioned=True)
+        enrich(bot, client, event, trigger="mention")
 
     def on_message(event: dict[str, Any], client: WebClient, context: dict[str, Any]) -> None:
         # A message that mentions the bot also arrives as app_mention; that listener answers it.
@@ -467,7 +446,7 @@ def build_app(
         if event.get("channel") in bot.config.slack.incident_channels and mention not in str(
             event.get("text")
         ):
-            enrich(bot, client, event, mentioned=False)
+            enrich(bot, client, event, trigger="incident")
 
     app.event("app_mention")(ack=ack_only, lazy=[on_mention])
     app.event("message")(ack=ack_only, lazy=[on_message])
@@ -481,7 +460,7 @@ def build_app(
             "ts": message.get("ts"),
             "thread_ts": message.get("thread_ts"),
         }
-        enrich(bot, client, event, mentioned=True)
+        enrich(bot, client, event, trigger="shortcut")
 
     app.shortcut(SHORTCUT_CALLBACK)(ack=ack_only, lazy=[on_shortcut])
     return app
@@ -505,10 +484,13 @@ def _probe_listener(bot: Bot, handler: Callable[..., None]) -> Callable[..., Non
     return listener
 
 
-def enrich(bot: Bot, client: WebClient, event: dict[str, Any], *, mentioned: bool) -> None:
-    """A mention or an incident-channel message: diagnose what it names or explain what it pastes."""
+def enrich(bot: Bot, client: WebClient, event: dict[str, Any], *, trigger: MessageTrigger) -> None:
+    """A mention, a shortcut or an incident-channel message: diagnose the cluster it names, or
+    explain the output it pastes. An incident-channel message that names nothing known and
+    explains nothing gets no answer; a mention gets the usage."""
     if event.get("bot_id") or event.get("subtype") in ("bot_message", "message_changed", "message_deleted"):
         return
+    mentioned = trigger != "incident"
     channel = str(event.get("channel") or "")
     user = event.get("user")
     text = str(event.get("text") or "")
@@ -517,11 +499,16 @@ def enrich(bot: Bot, client: WebClient, event: dict[str, Any], *, mentioned: boo
     for cluster in named_clusters(text, bot.config)[:2]:
         if not mentioned and bot.mutes.muted(cluster.name):
             continue
-        deliver_diagnosis(bot, client, cluster, cluster.namespace, channel, None, thread_ts=thread)
+        deliver_diagnosis(
+            bot, client, cluster, cluster.namespace, channel, None, thread_ts=thread, trigger=trigger
+        )
         return
-    from bot.collect.paste import parse_paste
-
-    diagnosis = classify(parse_paste(text[:200_000]), bot.catalogue)
+    try:
+        diagnosis = bot.diagnoser.explain(text, "paste")
+    except Busy:
+        if mentioned:
+            post(client, channel, note_message(say("slack.busy", lang)), thread)
+        return
     if diagnosis.findings:
         post_thread(client, channel, render_thread(diagnosis, bot.catalogue, lang), thread)
     elif mentioned:

@@ -21,11 +21,12 @@ from bot.collect.kubernetes import KubernetesReader
 from bot.collect.live import kubernetes_client
 from bot.config import ClusterConfig
 from bot.deliver.slack_poster import post
+from bot.diagnoser import target_of
 from bot.observe.metrics import ProbeResult
 from bot.probes import Outcome
 from bot.render.messages import say
 from bot.render.slack import ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS
-from bot.slack.app import Bot, button_press, target_of
+from bot.slack.app import Bot, button_press
 
 LOG = logging.getLogger(__name__)
 GROUP_CACHE_S = 300.0

@@ -151,9 +151,10 @@ def _service_account_namespace() -> str | None:
 
 
 def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None) -> None:
+    from bot.diagnoser import live_diagnosis
     from bot.observe.logs import configure_logging
     from bot.quiz.slack_actions import install_quiz_actions, register_quiz
-    from bot.slack.app import Bot, build_app, live_diagnosis
+    from bot.slack.app import Bot, build_app
     from bot.slack.capacity_command import register_capacity
     from bot.slack.probe_actions import PROBE_HANDLERS
     from bot.slack.server import SlackHTTPServer

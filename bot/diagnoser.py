@@ -1,0 +1,158 @@
+"""One service below every trigger: the only place a diagnosis is made.
+
+A slash command, a button, a mention, an incident-channel message, a message shortcut, a pasted
+output, a scheduled post and the command line all ask the ``Diagnoser``. It reads the cluster
+(``collect`` → snapshot, bounded by the configured collection deadline) and classifies it, in a
+bounded pool where a second request for a cluster that is being read joins the run under way
+instead of reading it again, and it records every diagnosis in the metrics with the trigger that
+asked for it. Triggers only turn what they were given into a request and deliver the answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from bot.catalogue import Catalogue, default_catalogue
+from bot.classify import classify
+from bot.collect.live import Target, collect_live
+from bot.collect.paste import parse_paste
+from bot.config import ClusterConfig, Config
+from bot.diagnosis import Diagnosis
+from bot.observe.metrics import Metrics
+from bot.snapshot.model import Snapshot
+from bot.workers import Busy, SharedRuns, Submitted
+
+# Who asked: the metrics' ``trigger`` label.
+Trigger = Literal["slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli"]
+TRIGGERS: tuple[Trigger, ...] = (
+    "slash",
+    "button",
+    "mention",
+    "incident",
+    "shortcut",
+    "paste",
+    "schedule",
+    "cli",
+)
+# A paste longer than this is cut before it is read (the parser bounds its own work further).
+MAX_PASTE = 200_000
+PASTED = "paste"  # the metrics' cluster label of a diagnosis of pasted text
+
+Diagnose = Callable[[ClusterConfig, str], Diagnosis]
+CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
+
+__all__ = ["TRIGGERS", "Busy", "CollectSnapshot", "Diagnose", "Diagnoser", "Submitted", "Trigger"]
+
+
+def target_of(cluster: ClusterConfig, namespace: str | None = None) -> Target:
+    """Where a configured cluster is read from (its own namespace unless one is given)."""
+    return Target(
+        cluster=cluster.name,
+        namespace=namespace or cluster.namespace,
+        raycluster=cluster.raycluster,
+        kubeconfig=cluster.kubeconfig,
+        context=cluster.context,
+        dashboard_url=cluster.dashboard_url,
+    )
+
+
+def live_snapshot(config: Config) -> CollectSnapshot:
+    def run(cluster: ClusterConfig, namespace: str) -> Snapshot:
+        return collect_live(
+            target_of(cluster, namespace),
+            deadline_s=config.collection.deadline_s,
+            call_timeout_s=config.collection.call_timeout_s,
+        )
+
+    return run
+
+
+def live_diagnosis(config: Config, catalogue: Catalogue | None = None) -> Diagnose:
+    collect = live_snapshot(config)
+    return lambda cluster, namespace: classify(collect(cluster, namespace), catalogue)
+
+
+class Diagnoser:
+    """Diagnoses for every trigger: pooled, shared per cluster, deadline-bounded, metered.
+
+    ``diagnose`` reads and classifies one cluster (the live collector unless a test gives another);
+    ``snapshot_of`` reads a cluster for the pictures that need more than the diagnosis.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        diagnose: Diagnose | None = None,
+        *,
+        catalogue: Catalogue | None = None,
+        metrics: Metrics | None = None,
+        snapshot_of: CollectSnapshot | None = None,
+    ) -> None:
+        self.config = config
+        self.catalogue = catalogue or default_catalogue()
+        self.metrics = metrics if metrics is not None else Metrics()
+        self._diagnose = diagnose or live_diagnosis(config, self.catalogue)
+        self._snapshot_of = snapshot_of
+        self.runs: SharedRuns[Diagnosis] = SharedRuns(config.slack.workers, config.slack.queue)
+        self._pastes = itertools.count()
+
+    # --- clusters ---------------------------------------------------------------------------------
+
+    def submit(self, cluster: ClusterConfig, namespace: str, trigger: Trigger) -> Submitted[Diagnosis]:
+        """The run for this cluster and namespace: started now (or queued), or joined if one is under
+        way. Raises ``Busy`` when every worker is busy and the queue is full (counted as ``busy``)."""
+        try:
+            return self.runs.submit(
+                (cluster.name, namespace), lambda: self._measured(cluster, namespace, trigger)
+            )
+        except Busy:
+            self.metrics.record_failure(cluster.name, "busy")
+            raise
+
+    def run(
+        self, cluster: ClusterConfig, namespace: str, trigger: Trigger, timeout: float | None = None
+    ) -> Diagnosis:
+        """``submit`` and wait for the answer (scheduled posts, the command line)."""
+        return self.submit(cluster, namespace, trigger).future.result(timeout=timeout)
+
+    def snapshot(self, cluster: ClusterConfig, namespace: str) -> Snapshot:
+        return (self._snapshot_of or live_snapshot(self.config))(cluster, namespace)
+
+    def _measured(self, cluster: ClusterConfig, namespace: str, trigger: Trigger) -> Diagnosis:
+        started = time.monotonic()
+        try:
+            diagnosis = self._diagnose(cluster, namespace)
+        except Exception:
+            self.metrics.record_failure(cluster.name, "failed")
+            raise
+        self.metrics.record_diagnosis(cluster.name, diagnosis, time.monotonic() - started, trigger=trigger)
+        return diagnosis
+
+    # --- pasted text ------------------------------------------------------------------------------
+
+    def explain(self, text: str, trigger: Trigger = "paste", timeout: float | None = None) -> Diagnosis:
+        """A diagnosis of pasted output (``ray status``, ``kubectl describe``, logs...), in the same
+        pool as cluster runs; never shared (each paste is its own). Raises ``Busy`` like ``submit``."""
+        key = (PASTED, next(self._pastes))
+        try:
+            submitted = self.runs.submit(key, lambda: self._explained(text, trigger))
+        except Busy:
+            self.metrics.record_failure(PASTED, "busy")
+            raise
+        return submitted.future.result(timeout=timeout)
+
+    def _explained(self, text: str, trigger: Trigger) -> Diagnosis:
+        started = time.monotonic()
+        try:
+            diagnosis = classify(parse_paste(text[:MAX_PASTE]), self.catalogue)
+        except Exception:
+            self.metrics.record_failure(PASTED, "failed")
+            raise
+        self.metrics.record_diagnosis(PASTED, diagnosis, time.monotonic() - started, trigger=trigger)
+        return diagnosis
+
+    def shutdown(self) -> None:
+        self.runs.shutdown()
