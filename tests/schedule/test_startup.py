@@ -16,7 +16,7 @@ import yaml
 from bot.config import ConfigError, load_config
 from bot.deliver.slack_poster import web_client
 from bot.slack.app import build_app
-from bot.slack.run import open_state, start_schedules
+from bot.serve import open_state, start_schedules
 from bot.slack.server import SlackHTTPServer
 from tests.schedule.conftest import ALLOWED, CHANNEL, World, config
 from tests.support.slack_api import post_signed, slash_command_body
@@ -32,10 +32,10 @@ def test_a_corrupt_state_file_costs_the_schedules_not_the_diagnoses(
     broken.write_bytes(b"\x00\x01 half-written by a full disk \xff" * 300)
     settings = config(state={"url": f"sqlite:///{broken}"})
 
-    with caplog.at_level(logging.ERROR, logger="bot.slack.run"):
+    with caplog.at_level(logging.ERROR, logger="bot.serve"):
         store = open_state(settings)
     assert store is None
-    [line] = [r.getMessage() for r in caplog.records if r.name == "bot.slack.run"]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "bot.serve"]
     assert str(broken) in line and "not a usable SQLite file" in line and "running without schedules" in line
     assert "\n" not in line
 

@@ -1,7 +1,10 @@
-"""``raydiag serve``: the bot in Socket Mode (SLACK_APP_TOKEN set) or over HTTP (``--http``).
+"""``raydiag serve``: the service, wired: the bot in Socket Mode (SLACK_APP_TOKEN set) or over HTTP
+(``--http``), its state store, scheduled posts, quiz, leader election and HTTP server.
 
-Configuration comes from the environment and the YAML file named by RAYDIAG_CONFIG; a missing
-token or a bad file stops start-up with one clear line, before anything connects to Slack.
+This is the composition root, above every trigger: the Slack transport, schedules and the quiz
+do not import each other, they are put together here. Configuration comes from the environment
+and the YAML file named by RAYDIAG_CONFIG; a missing token or a bad file stops start-up with one
+clear line, before anything connects to Slack.
 """
 
 from __future__ import annotations
@@ -13,18 +16,23 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from slack_sdk import WebClient
+
+from bot.collect.live import Target, kubernetes_client
 from bot.config import Config, ConfigError, load_config
-
-if TYPE_CHECKING:
-    from slack_sdk import WebClient
-
-    from bot.leadership import Leadership
-    from bot.observe.metrics import Metrics
-    from bot.schedule.jobs import HealthScheduler
-    from bot.slack.app import Bot
-    from bot.store import Store
+from bot.diagnoser import live_diagnosis
+from bot.leadership import Leadership, LeaseSettings
+from bot.observe.logs import configure_logging
+from bot.observe.metrics import Metrics
+from bot.quiz.slack_actions import install_quiz_actions, register_quiz
+from bot.schedule.jobs import HealthScheduler
+from bot.schedule.service import start_health_posts
+from bot.slack.app import Bot, build_app
+from bot.slack.capacity_command import register_capacity
+from bot.slack.probe_actions import PROBE_HANDLERS
+from bot.slack.server import SlackHTTPServer
+from bot.store import Store, StoreError, open_store
 
 LOG = logging.getLogger(__name__)
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
@@ -72,8 +80,6 @@ def load(environment: Environment) -> Config:
 
 def open_state(config: Config, env: Mapping[str, str] | None = None) -> Store | None:
     """The state store, or None after one log line: the bot then answers diagnoses without schedules."""
-    from bot.store import StoreError, open_store
-
     try:
         return open_store(config.state.database_url(env))
     except StoreError as error:
@@ -85,9 +91,6 @@ def start_schedules(bot: Bot, client: WebClient, *, leading: bool = True) -> Hea
     """Scheduled health posts when the bot has a store; None (schedules "not available") otherwise."""
     if bot.store is None:
         return None
-    from bot.schedule.service import start_health_posts
-    from bot.store import StoreError
-
     try:
         return start_health_posts(bot, client, leading=leading)
     except StoreError as error:
@@ -99,9 +102,6 @@ def start_leadership(
     config: Config, schedules: HealthScheduler, metrics: Metrics, env: Mapping[str, str]
 ) -> Leadership:
     """Compete for the Lease; the scheduler runs jobs only while this replica holds it."""
-    from bot.collect.live import Target, kubernetes_client
-    from bot.leadership import Leadership, LeaseSettings
-
     election = config.leader_election
     namespace = election.namespace or env.get("POD_NAMESPACE") or _service_account_namespace() or "raydiag"
     target = Target(
@@ -151,14 +151,6 @@ def _service_account_namespace() -> str | None:
 
 
 def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None) -> None:
-    from bot.diagnoser import live_diagnosis
-    from bot.observe.logs import configure_logging
-    from bot.quiz.slack_actions import install_quiz_actions, register_quiz
-    from bot.slack.app import Bot, build_app
-    from bot.slack.capacity_command import register_capacity
-    from bot.slack.probe_actions import PROBE_HANDLERS
-    from bot.slack.server import SlackHTTPServer
-
     variables = os.environ if env is None else env
     environment = Environment.read(variables, http)
     config = load(environment)
@@ -193,7 +185,7 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         LOG.info("raydiag listening on %s/slack/events", server.url)
         server.serve_forever()
     else:
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
+        from slack_bolt.adapter.socket_mode import SocketModeHandler  # lazy: Socket Mode only
 
         server.start_background()
         LOG.info("raydiag in Socket Mode; health and metrics on %s", server.url)
