@@ -226,7 +226,7 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
     args = build_parser().parse_args(argv)
     catalogue = default_catalogue()
     if args.command == "serve":
-        from bot.slack.run import StartupError, serve
+        from bot.serve import StartupError, serve
 
         try:
             serve(args.http, args.host, args.port)
