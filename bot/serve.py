@@ -25,12 +25,12 @@ from bot.diagnoser import live_diagnosis
 from bot.leadership import Leadership, LeaseSettings
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
-from bot.quiz.slack_actions import install_quiz_actions, register_quiz
 from bot.schedule.jobs import HealthScheduler
 from bot.schedule.service import start_health_posts
 from bot.slack.app import Bot, build_app
 from bot.slack.capacity_command import register_capacity
 from bot.slack.probe_actions import PROBE_HANDLERS
+from bot.slack.quiz_actions import install_quiz_actions, register_quiz
 from bot.slack.server import SlackHTTPServer
 from bot.store import Store, StoreError, open_store
 

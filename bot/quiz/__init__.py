@@ -1,9 +1,9 @@
-"""The onboarding quiz: questions as data, a pure engine, and the Slack and terminal front ends.
+"""The onboarding quiz: questions as data, a pure engine, and the terminal front end.
 
 ``bank`` loads and validates the questions (``questions/*.yaml``); ``engine`` decides what comes
-next and grades a choice; ``record`` keeps score in the state database; ``render_slack`` and
-``slack_actions`` are the quiz in Slack, ``terminal`` is ``raydiag quiz``. The Slack modules are
-not imported here, so the terminal quiz starts without loading Bolt.
+next and grades a choice; ``record`` keeps score in the state database; ``terminal`` is
+``raydiag quiz``. The quiz in Slack is part of the Slack transport (``bot.slack.quiz_actions`` and
+``bot.slack.quiz_blocks``), so this package never loads Bolt.
 """
 
 from bot.quiz.bank import Choice, Question, QuestionBank, QuizDataError, default_bank, load_bank

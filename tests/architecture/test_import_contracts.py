@@ -59,7 +59,11 @@ def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "bot.snapshot is not allowed to import bot.render",
         ),
         # Sideways: one trigger importing another.
-        ("bot/quiz/_sideways.py", "import bot.demo.workload", "bot.quiz is not allowed to import bot.demo"),
+        (
+            "bot/schedule/_sideways.py",
+            "import bot.demo.workload",
+            "bot.schedule is not allowed to import bot.demo",
+        ),
         # A classifier talking Slack.
         ("bot/classify/_chatty.py", "import slack_sdk", "bot.classify is not allowed to import slack_sdk"),
         # A collector judging what it read.

@@ -11,7 +11,7 @@ from slack_sdk.models.blocks import Block
 
 from bot.quiz.bank import QUESTIONS_DIR, QuizDataError, load_bank
 from bot.quiz.engine import Progress
-from bot.quiz.render_slack import question_message
+from bot.slack.quiz_blocks import question_message
 from tests.support.slack_api import block_problems
 
 BANK = load_bank()

@@ -22,9 +22,9 @@ from bot.config import Config
 from bot.diagnosis import Diagnosis
 from bot.quiz.bank import load_bank
 from bot.quiz.record import record_choice
-from bot.quiz.render_slack import ACTION_NEXT, ACTION_RESTART, answer_value
-from bot.quiz.slack_actions import install_quiz_actions, register_quiz
 from bot.slack.app import Bot, build_app
+from bot.slack.quiz_actions import install_quiz_actions, register_quiz
+from bot.slack.quiz_blocks import ACTION_NEXT, ACTION_RESTART, answer_value
 from bot.store import Store, open_store
 from tests.support.bolt_server import bolt_over_http
 from tests.support.slack_api import (

@@ -3,7 +3,7 @@
 Everything the quiz says is ephemeral, for the person who asked: a question, its feedback and the
 next question replace one another in the same message (through the interaction's response URL),
 so a channel never fills up with somebody's practice. The listeners stay thin: grading is in
-``bot.quiz.engine``, keeping score in ``bot.quiz.record``, the messages in ``bot.quiz.render_slack``.
+``bot.quiz.engine``, keeping score in ``bot.quiz.record``, the messages in ``bot.slack.quiz_blocks``.
 
 Progress lives in the bot's state database (``bot.store``). Without one, the quiz is "not
 available" rather than played without memory: a score that silently vanishes on the next restart
@@ -23,7 +23,10 @@ from slack_sdk import WebClient
 from bot.quiz.bank import QuestionBank, default_bank
 from bot.quiz.engine import UnknownAnswer, next_question, progress
 from bot.quiz.record import QuizAnswers, record_choice
-from bot.quiz.render_slack import (
+from bot.render.messages import Lang, say
+from bot.slack.app import Bot
+from bot.slack.commands import Command
+from bot.slack.quiz_blocks import (
     ACTION_ANSWER,
     ACTION_NEXT,
     ACTION_RESTART,
@@ -34,9 +37,6 @@ from bot.quiz.render_slack import (
     read_answer_value,
     stats_message,
 )
-from bot.render.messages import Lang, say
-from bot.slack.app import Bot
-from bot.slack.commands import Command
 from bot.store import StoreError
 
 LOG = logging.getLogger(__name__)

@@ -34,7 +34,7 @@ from bot.quiz.wording import about, score_line
 from bot.render.messages import Lang, say
 from bot.render.slack import escape
 
-# Button action ids, read by ``bot.quiz.slack_actions``. Answer buttons share a prefix and end in
+# Button action ids, read by ``bot.slack.quiz_actions``. Answer buttons share a prefix and end in
 # the choice's position: action ids must differ within one actions block.
 ACTION_ANSWER_PREFIX = "raydiag_quiz_answer_"
 ACTION_ANSWER = re.compile(r"^raydiag_quiz_answer_[0-3]$")
