@@ -185,7 +185,7 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         LOG.info("raydiag listening on %s/slack/events", server.url)
         server.serve_forever()
     else:
-        from slack_bolt.adapter.socket_mode import SocketModeHandler  # lazy: Socket Mode only
+        from slack_bolt.adapter.socket_mode import SocketModeHandler  # noqa: PLC0415 - lazy: Socket Mode only
 
         server.start_background()
         LOG.info("raydiag in Socket Mode; health and metrics on %s", server.url)

@@ -214,7 +214,7 @@ def parse_markers(logs: str) -> dict[str, dict[str, Any]]:
 
 def _client(dashboard_url: str, timeout: tuple[float, float]) -> Any:
     """A JobSubmissionClient whose every request has a timeout; HTTP only, no ``ray.init``."""
-    from ray.job_submission import JobSubmissionClient
+    from ray.job_submission import JobSubmissionClient  # noqa: PLC0415 - lazy: Ray takes seconds to import
 
     class BoundedClient(JobSubmissionClient):
         def _do_request(self, method: str, endpoint: str, **kwargs: Any) -> Any:

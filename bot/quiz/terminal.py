@@ -22,6 +22,7 @@ from bot.quiz.engine import Progress, next_question, progress
 from bot.quiz.record import Feedback, QuizAnswers, TeamScore, record_choice
 from bot.quiz.wording import about, score_line
 from bot.render.messages import Lang, say
+from bot.store import StoreError, open_store
 
 MAX_USER = 64
 WRAP = 100
@@ -200,8 +201,6 @@ def run_quiz_command(
     stdout: TextIO,
 ) -> None:
     """``raydiag quiz``: play, or with ``stats`` show the team's results, or with ``reset`` start over."""
-    from bot.store import StoreError, open_store
-
     who = check_user(user if user is not None else default_user())
     try:
         bank = default_bank()

@@ -73,8 +73,8 @@ def _chinese_characters() -> frozenset[str]:
 @cache
 def cjk_font_family() -> str | None:
     """The family name of an installed font that covers the Chinese labels, or None."""
-    from matplotlib import font_manager
-    from matplotlib.ft2font import FT2Font
+    from matplotlib import font_manager  # noqa: PLC0415 - lazy: matplotlib only for a chart
+    from matplotlib.ft2font import FT2Font  # noqa: PLC0415 - lazy: as above
 
     for entry in sorted(font_manager.fontManager.ttflist, key=lambda e: (e.name, e.fname)):
         name = entry.name.lower()

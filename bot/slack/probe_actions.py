@@ -24,7 +24,11 @@ from bot.deliver.slack_poster import post
 from bot.diagnoser import target_of
 from bot.observe.metrics import ProbeResult
 from bot.probes import Outcome
+from bot.probes.gpu import run_gpu_probe
+from bot.probes.head import check_head
+from bot.probes.status import ray_status_text
 from bot.render.messages import say
+from bot.render.probes import gpu_probe_message, head_check_message, status_message
 from bot.render.slack import ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS
 from bot.slack.app import Bot, button_press
 
@@ -76,8 +80,6 @@ def _gpu_type(body: dict[str, Any]) -> str | None:
 
 
 def gpu_probe(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
-    from bot.probes.gpu import run_gpu_probe
-    from bot.render.probes import gpu_probe_message
 
     press = button_press(bot, body, client)
     if press is None:
@@ -107,8 +109,6 @@ def gpu_probe(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
 
 
 def head_check(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
-    from bot.probes.head import check_head
-    from bot.render.probes import head_check_message
 
     press = button_press(bot, body, client)
     if press is None:
@@ -128,8 +128,6 @@ def head_check(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
 
 
 def ray_status(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
-    from bot.probes.status import ray_status_text
-    from bot.render.probes import status_message
 
     press = button_press(bot, body, client)
     if press is None:

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.snapshot.from_kubernetes import kubernetes_state
+from bot.snapshot.from_ray import ray_state as build_ray_state
 from bot.snapshot.model import SCHEMA, CollectionError, Snapshot, TextLine
 from bot.snapshot.ray import RayState
 
@@ -37,8 +38,6 @@ def snapshot_from_bundle(raw: Mapping[str, Any]) -> Snapshot:
     ray_raw = raw.get("ray")
     ray_state: RayState | None = None
     if isinstance(ray_raw, Mapping):
-        from bot.snapshot.from_ray import ray_state as build_ray_state
-
         ray_state = build_ray_state(ray_raw)
     if isinstance(raw.get("ray_state"), Mapping):
         ray_state = RayState.model_validate(raw["ray_state"])

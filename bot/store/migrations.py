@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from sqlalchemy import Connection, func, insert, select, text
 
 from bot.store.errors import StoreError
@@ -37,8 +38,6 @@ def _create_state_tables(connection: Connection) -> None:
     metadata.create_all(connection, tables=list(VERSION_1_TABLES))
     # APScheduler's job table (its own definition) lives in the same database; created here, under
     # the migration lock, so that replicas starting together do not race to create it.
-    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-
     jobs = SQLAlchemyJobStore(engine=connection.engine, tablename=SCHEDULER_JOB_TABLE).jobs_t
     jobs.create(connection, checkfirst=True)
 
