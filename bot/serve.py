@@ -19,7 +19,7 @@ from pathlib import Path
 
 from slack_sdk import WebClient
 
-from bot.collect.live import Target, kubernetes_client
+from bot.collect.live import api_client
 from bot.config import Config, ConfigError, load_config
 from bot.diagnoser import live_diagnosis
 from bot.leadership import Leadership, LeaseSettings
@@ -104,11 +104,8 @@ def start_leadership(
     """Compete for the Lease; the scheduler runs jobs only while this replica holds it."""
     election = config.leader_election
     namespace = election.namespace or env.get("POD_NAMESPACE") or _service_account_namespace() or "raydiag"
-    target = Target(
-        cluster="lease", namespace=namespace, kubeconfig=election.kubeconfig, context=election.context
-    )
     try:
-        api_client = kubernetes_client(target)
+        client = api_client(election.kubeconfig, election.context)
     except Exception as error:  # no credentials: say so once and stop, rather than post from every replica
         raise StartupError(f"leader election: cannot reach the Kubernetes API ({error})") from error
     settings = LeaseSettings(
@@ -127,7 +124,7 @@ def start_leadership(
         schedules.follow()
         metrics.set_leading(False)
 
-    leadership = Leadership(settings, api_client, on_lead=lead, on_lose=follow)
+    leadership = Leadership(settings, client, on_lead=lead, on_lose=follow)
     leadership.start()
     return leadership
 

@@ -39,6 +39,11 @@ class Target:
 
 
 def kubernetes_client(target: Target) -> Any:
+    """The API client for reading ``target``'s cluster (see ``api_client``)."""
+    return api_client(target.kubeconfig, target.context)
+
+
+def api_client(kubeconfig: str | None = None, context: str | None = None) -> Any:
     """An ApiClient from in-cluster credentials, or kubeconfig/context, like kubectl resolves them.
 
     urllib3's own retries are switched off: on a 429 they would sleep for Retry-After up to three
@@ -48,7 +53,7 @@ def kubernetes_client(target: Target) -> Any:
 
     configuration = client.Configuration()
     loaded = False
-    if target.kubeconfig is None and target.context is None:
+    if kubeconfig is None and context is None:
         try:
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             loaded = True
@@ -56,7 +61,7 @@ def kubernetes_client(target: Target) -> Any:
             loaded = False
     if not loaded:
         config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=target.kubeconfig, context=target.context, client_configuration=configuration
+            config_file=kubeconfig, context=context, client_configuration=configuration
         )
     configuration.retries = False
     return client.ApiClient(configuration)

@@ -15,8 +15,8 @@ import yaml
 
 from bot.config import ConfigError, load_config
 from bot.deliver.slack_poster import web_client
-from bot.slack.app import build_app
 from bot.serve import open_state, start_schedules
+from bot.slack.app import build_app
 from bot.slack.server import SlackHTTPServer
 from tests.schedule.conftest import ALLOWED, CHANNEL, World, config
 from tests.support.slack_api import post_signed, slash_command_body
