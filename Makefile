@@ -11,7 +11,7 @@ RAY_COMPAT_VENV ?= $(HOME)/.cache/raydiag/venv-ray-$(RAY_COMPAT_VERSION)
 RAY_COMPAT_STAMP := $(RAY_COMPAT_VENV)/.installed-$(shell sha256sum $(RAY_COMPAT_LOCK) | cut -c1-16)
 
 
-.PHONY: demo test lint typecheck unit bench eval lock clean postgres scan scan-lock ray-compat-venv
+.PHONY: demo test lint typecheck unit bench bench-startup eval lock clean postgres scan scan-lock ray-compat-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classify.py
+
+# How long `raydiag --help`, `raydiag rules` and `raydiag explain` take, each as its own process.
+bench-startup: $(STAMP)
+	$(BIN)/python benchmarks/bench_startup.py
 
 # Accuracy on the corpus of real pasted outputs (tests/corpus): hit@1, recall, nothing recognised,
 # false alarms, per cause and per format, and the misses by id.

@@ -6,19 +6,28 @@ detector (``bot.classify.detectors``); a rule says which detector feeds it and w
 parameters. Loading checks every file against the schema *and* against the detector it names, so a
 typo in a template placeholder or a detector name stops start-up with the file and field, instead
 of producing a half-filled message in a channel during an incident.
+
+Compiling the catalogue (reading the YAML, validating every rule) costs more than the rest of a
+short command, so the compiled rules are cached on disk (``cached_catalogue``), keyed by a hash of
+the rule files' bytes and of the code that defines and checks them. Any change to either compiles
+and checks the rules again; a cache that is missing, stale, damaged or cannot be written is only
+slower, never different.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import re
 import string
+import tempfile
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.diagnosis import Layer, Severity
@@ -197,7 +206,10 @@ def _pattern_groups(rule: Rule) -> frozenset[str]:
 
 
 def load_catalogue(directory: Path | None = None) -> Catalogue:
-    from bot.classify.registry import DETECTORS
+    """Compile the rules of ``directory``: read every file and check it. No cache."""
+    import yaml  # noqa: PLC0415 - lazy: only compiling reads YAML; a cached catalogue does not
+
+    from bot.classify.registry import DETECTORS  # noqa: PLC0415 - lazy: the detectors import the classifier
 
     directory = directory or default_rules_dir()
     rules: list[Rule] = []
@@ -222,6 +234,130 @@ def load_catalogue(directory: Path | None = None) -> Catalogue:
     return Catalogue(rules)
 
 
+# Bump when the cache file's layout or the way rules are rebuilt from it changes.
+CACHE_FORMAT = 1
+CACHE_DIR_ENV = "RAYDIAG_CACHE_DIR"
+
+
+def default_cache_dir() -> Path | None:
+    """``$RAYDIAG_CACHE_DIR``, else ``$XDG_CACHE_HOME/raydiag``, else ``~/.cache/raydiag``."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured:
+        return Path(configured)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "raydiag"
+    try:
+        return Path.home() / ".cache" / "raydiag"
+    except RuntimeError:  # no home directory to be found
+        return None
+
+
+def _compiled_form_sources() -> list[Path]:
+    """The code that defines a compiled rule and decides whether a rule file is valid.
+
+    The rule and text models (this file), the layers and severities they allow (bot/diagnosis.py),
+    and the detectors with their parameter models and placeholders (bot/classify/).
+    """
+    package = Path(__file__).resolve().parent
+    return [package / "catalogue.py", package / "diagnosis.py", *sorted((package / "classify").rglob("*.py"))]
+
+
+def catalogue_key(directory: Path) -> str:
+    """A hash of the rule files (names and bytes) and of the code that compiles and checks them."""
+    digest = hashlib.sha256(f"raydiag catalogue cache {CACHE_FORMAT}\n".encode())
+    for kind, paths in (("rule", sorted(directory.glob("*.yaml"))), ("code", _compiled_form_sources())):
+        for path in paths:
+            data = path.read_bytes()
+            digest.update(f"{kind}\0{path.name}\0{len(data)}\0".encode())
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def cache_file(directory: Path, cache_dir: Path) -> Path:
+    """One cache file per rules directory: a changed rule replaces it rather than adding one."""
+    where = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:16]
+    return cache_dir / f"catalogue-{where}.json"
+
+
+def _rule_data(rule: Rule) -> dict[str, Any]:
+    # Only the fields the rule file set: rebuilding then gives the same fields-set and defaults.
+    return rule.model_dump(mode="python", exclude_unset=True)
+
+
+def _rebuilt(data: Mapping[str, Any]) -> Rule:
+    fields = dict(data)
+    fields["text"] = {lang: RuleText.model_construct(**text) for lang, text in data["text"].items()}
+    return Rule.model_construct(**fields)
+
+
+def _read_cache(path: Path, key: str) -> Catalogue | None:
+    """The cached catalogue when the file is ours, is for ``key`` and is whole; else None."""
+    try:
+        with open(path, "rb") as handle:
+            if hasattr(os, "getuid") and os.fstat(handle.fileno()).st_uid != os.getuid():
+                return None
+            header, _, payload = handle.read().partition(b"\n")
+        meta = json.loads(header)
+        if not isinstance(meta, dict) or meta.get("format") != CACHE_FORMAT or meta.get("key") != key:
+            return None
+        if meta.get("sha256") != hashlib.sha256(payload).hexdigest():
+            return None
+        return Catalogue(_rebuilt(item) for item in json.loads(payload))
+    except Exception:  # whatever is wrong with the file, it is only a cache miss
+        return None
+
+
+def _write_cache(path: Path, key: str, catalogue: Catalogue) -> None:
+    """Write the compiled rules for ``key``; skipped when they do not survive JSON or cannot be written."""
+    data = [_rule_data(rule) for rule in catalogue]
+    try:
+        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    except (TypeError, ValueError):  # a YAML value JSON cannot hold (a date, a set)
+        return
+    if json.loads(payload) != data:  # e.g. an integer mapping key, which JSON turns into text
+        return
+    meta = {"format": CACHE_FORMAT, "key": key, "sha256": hashlib.sha256(payload).hexdigest()}
+    header = json.dumps(meta).encode()
+    temporary: str | None = None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".catalogue-", suffix=".tmp", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(header + b"\n" + payload)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def cached_catalogue(directory: Path | None = None, cache_dir: Path | None = None) -> Catalogue:
+    """The catalogue of ``directory``, from the cache when its rules and code are unchanged.
+
+    Otherwise the rules are compiled and checked (``load_catalogue``, which raises ``RuleError``
+    for a bad rule) and the cache is rewritten. ``cache_dir`` defaults to ``default_cache_dir()``.
+    """
+    directory = directory or default_rules_dir()
+    cache_dir = cache_dir or default_cache_dir()
+    try:
+        key = catalogue_key(directory)
+    except OSError:  # a rule file that cannot be read: compiling names it
+        return load_catalogue(directory)
+    path = cache_file(directory, cache_dir) if cache_dir is not None else None
+    if path is not None:
+        cached = _read_cache(path, key)
+        if cached is not None:
+            return cached
+    catalogue = load_catalogue(directory)
+    if path is not None:
+        _write_cache(path, key, catalogue)
+    return catalogue
+
+
 @cache
 def default_catalogue() -> Catalogue:
-    return load_catalogue()
+    return cached_catalogue()

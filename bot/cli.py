@@ -8,24 +8,19 @@ input.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from bot.catalogue import Catalogue, RuleError, default_catalogue
-from bot.classify import classify
-from bot.collect.live import Target, collect_live
-from bot.collect.progress import StderrProgress
-from bot.config import NAME, ClusterConfig, Config, ConfigError, load_config
-from bot.diagnosis import Diagnosis
-from bot.render import render_json, render_markdown, render_text
-from bot.render.localize import fill
-from bot.render.messages import Lang, say
-from bot.snapshot.files import SnapshotError, load_snapshot
-from bot.snapshot.model import Snapshot
+# Only the standard library at the top: `raydiag --help` and bad usage answer without loading the
+# rule catalogue, the models or any client. Each command imports its own machinery when it runs.
+if TYPE_CHECKING:
+    from bot.catalogue import Catalogue
+    from bot.collect.live import Target
+    from bot.diagnosis import Diagnosis
+    from bot.render.messages import Lang
+    from bot.snapshot.model import Snapshot
 
 MAX_PASTE_BYTES = 64 * 1024 * 1024
 EXIT_OK = 0
@@ -128,6 +123,8 @@ def _read_text(path: str, stdin: TextIO) -> str:
 
 
 def render(diagnosis: Diagnosis, catalogue: Catalogue, fmt: str, lang: Lang) -> str:
+    from bot.render import render_json, render_markdown, render_text  # noqa: PLC0415 - lazy: commands that diagnose
+
     if fmt == "json":
         return render_json(diagnosis, catalogue, lang) + "\n"
     if fmt == "markdown":
@@ -136,6 +133,8 @@ def render(diagnosis: Diagnosis, catalogue: Catalogue, fmt: str, lang: Lang) -> 
 
 
 def list_rules(catalogue: Catalogue, lang: Lang) -> str:
+    from bot.render.localize import fill  # noqa: PLC0415 - lazy: `rules` only
+
     lines = []
     for rule in sorted(catalogue, key=lambda r: r.code):
         cause = f"{rule.cause:>2}" if rule.cause else " -"
@@ -145,6 +144,9 @@ def list_rules(catalogue: Catalogue, lang: Lang) -> str:
 
 
 def _target(args: argparse.Namespace) -> tuple[Target, float, float]:
+    from bot.collect.live import Target  # noqa: PLC0415 - lazy: live collection loads the Kubernetes client
+    from bot.config import NAME, ClusterConfig, Config, ConfigError, load_config  # noqa: PLC0415 - lazy: live commands
+
     settings = Config()
     if args.config is not None:
         try:
@@ -174,6 +176,9 @@ def _target(args: argparse.Namespace) -> tuple[Target, float, float]:
 
 
 def _collect(args: argparse.Namespace) -> Snapshot:
+    from bot.collect.live import collect_live  # noqa: PLC0415 - lazy: live collection loads the Kubernetes client
+    from bot.collect.progress import StderrProgress  # noqa: PLC0415 - lazy: live collection only
+
     target, deadline, call_timeout = _target(args)
     with StderrProgress() as progress:
         return collect_live(target, deadline_s=deadline, call_timeout_s=call_timeout, progress=progress)
@@ -181,6 +186,8 @@ def _collect(args: argparse.Namespace) -> Snapshot:
 
 def _snapshot(args: argparse.Namespace) -> Snapshot:
     """The snapshot file given with --snapshot, else a live collection of --cluster."""
+    from bot.snapshot.files import SnapshotError, load_snapshot  # noqa: PLC0415 - lazy: --snapshot only
+
     if args.snapshot is None:
         return _collect(args)
     try:
@@ -191,8 +198,13 @@ def _snapshot(args: argparse.Namespace) -> Snapshot:
 
 def _capacity(args: argparse.Namespace) -> str:
     """Write the capacity chart to --output; the figures, as a table or JSON, are the result."""
-    from bot.render.capacity import capacity_figures, capacity_table, gap_summary
-    from bot.render.capacity_chart import render_capacity_png
+    import dataclasses  # noqa: PLC0415 - lazy: `capacity --format json` only
+    import json  # noqa: PLC0415 - lazy: `capacity --format json` only
+
+    from bot.classify import classify  # noqa: PLC0415 - lazy: loads every detector
+    from bot.render.capacity import capacity_table, gap_summary  # noqa: PLC0415 - lazy: `capacity` only
+    from bot.render.capacity_chart import render_capacity_png  # noqa: PLC0415 - lazy: loads matplotlib
+    from bot.render.messages import say  # noqa: PLC0415 - lazy: `capacity` only
 
     output: Path = args.output
     if output.is_dir():
@@ -201,7 +213,7 @@ def _capacity(args: argparse.Namespace) -> str:
         raise UsageError(f"cannot write {output}: {output.parent} is not a directory")
     snapshot = _snapshot(args)
     cluster = snapshot.cluster or args.cluster or args.snapshot.stem
-    figures = capacity_figures(snapshot)
+    figures = classify(snapshot).capacity
     png = render_capacity_png(figures, cluster=cluster, lang=args.lang)
     try:
         output.write_bytes(png)
@@ -212,7 +224,8 @@ def _capacity(args: argparse.Namespace) -> str:
             "cluster": cluster,
             "chart": str(output),
             "summary": gap_summary(figures, args.lang),
-            "models": [dataclasses.asdict(row) for row in figures],
+            "models": [dataclasses.asdict(row) for row in figures.models],
+            "capacity": figures.model_dump(mode="json"),
         }
         return json.dumps(report, ensure_ascii=False) + "\n"
     return (
@@ -224,9 +237,12 @@ def _capacity(args: argparse.Namespace) -> str:
 
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    from bot.catalogue import default_catalogue  # noqa: PLC0415 - lazy: `--help` and bad usage need no rules
+
+    # Loaded first by every command, so that an invalid rule file stops each one the same way.
     catalogue = default_catalogue()
     if args.command == "serve":
-        from bot.serve import StartupError, serve
+        from bot.serve import StartupError, serve  # noqa: PLC0415 - lazy: loads Slack and the whole service
 
         try:
             serve(args.http, args.host, args.port)
@@ -237,7 +253,7 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
         stdout.write(list_rules(catalogue, args.lang))
         return EXIT_OK
     if args.command == "quiz":
-        from bot.quiz.terminal import QuizCommandError, run_quiz_command
+        from bot.quiz.terminal import QuizCommandError, run_quiz_command  # noqa: PLC0415 - lazy: `quiz` only
 
         try:
             run_quiz_command(
@@ -268,14 +284,22 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
         stdout.write(_capacity(args))
         return EXIT_OK
     if args.command == "explain":
-        from bot.collect.paste import parse_paste
+        from bot.collect.paste import parse_paste  # noqa: PLC0415 - lazy: `explain` only
 
         snapshot = parse_paste(_read_text(args.path, stdin))
     else:
         snapshot = _snapshot(args)
+    from bot.classify import classify  # noqa: PLC0415 - lazy: loads every detector
+
     diagnosis = classify(snapshot, catalogue)
     stdout.write(render(diagnosis, catalogue, args.format, args.lang))
     return EXIT_OK
+
+
+def _is_rule_error(error: Exception) -> bool:
+    """A ``RuleError`` can only come from a loaded catalogue module; importing it to ask would not be lazy."""
+    catalogue = sys.modules.get("bot.catalogue")
+    return catalogue is not None and isinstance(error, catalogue.RuleError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -284,11 +308,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"raydiag: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except RuleError as error:
-        print(f"raydiag: invalid rule catalogue: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except ValueError as error:
+        if not _is_rule_error(error):
+            raise
+        print(f"raydiag: invalid rule catalogue: {error}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

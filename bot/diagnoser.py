@@ -78,8 +78,8 @@ def live_diagnosis(config: Config, catalogue: Catalogue | None = None) -> Diagno
 class Diagnoser:
     """Diagnoses for every trigger: pooled, shared per cluster, deadline-bounded, metered.
 
-    ``diagnose`` reads and classifies one cluster (the live collector unless a test gives another);
-    ``snapshot_of`` reads a cluster for the pictures that need more than the diagnosis.
+    ``diagnose`` reads and classifies one cluster; without it, the cluster is read by
+    ``snapshot_of`` (the live collector unless a test gives another) and classified here.
     """
 
     def __init__(
@@ -94,8 +94,8 @@ class Diagnoser:
         self.config = config
         self.catalogue = catalogue or default_catalogue()
         self.metrics = metrics if metrics is not None else Metrics()
-        self._diagnose = diagnose or live_diagnosis(config, self.catalogue)
         self._snapshot_of = snapshot_of
+        self._diagnose = diagnose or self._read_and_classify
         self.runs: SharedRuns[Diagnosis] = SharedRuns(config.slack.workers, config.slack.queue)
         self._pastes = itertools.count()
 
@@ -120,6 +120,9 @@ class Diagnoser:
 
     def snapshot(self, cluster: ClusterConfig, namespace: str) -> Snapshot:
         return (self._snapshot_of or live_snapshot(self.config))(cluster, namespace)
+
+    def _read_and_classify(self, cluster: ClusterConfig, namespace: str) -> Diagnosis:
+        return classify(self.snapshot(cluster, namespace), self.catalogue)
 
     def _measured(self, cluster: ClusterConfig, namespace: str, trigger: Trigger) -> Diagnosis:
         started = time.monotonic()

@@ -8,9 +8,11 @@ from the snapshot (an event message, a log line, a figure), never a paraphrase.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 from bot.snapshot.model import CollectionError
 
@@ -51,6 +53,106 @@ class Finding(_Model):
     params: dict[str, str] = Field(default_factory=dict)
 
 
+# A count of GPUs at one stage; ``None`` when the layer that holds that stage was not read, which
+# is not the same as a layer that was read and shows none.
+Gpus = int | float | None
+ReadLayer = Literal["kubernetes", "ray"]
+# The rows of GPUs whose model is not known, and of demands that any model could serve.
+UNKNOWN_MODEL = "unknown"
+ANY_MODEL = "any"
+
+
+@dataclass(frozen=True, config=ConfigDict(extra="ignore"))
+class GpuModelCapacity:
+    """One GPU model's GPUs at each stage they travel through, from a Kubernetes node to work.
+
+    A (pydantic) dataclass, so a row is built positionally and ``dataclasses.asdict`` gives the
+    JSON row of ``raydiag capacity``.
+    """
+
+    model: str  # GPU model from node labels (e.g. "A100", "H100", "unknown", "any")
+    allocatable: Gpus  # nvidia.com/gpu allocatable on Ready, schedulable Kubernetes nodes of this model
+    given_to_ray_pods: Gpus  # nvidia.com/gpu limits of running Ray Pods (KubeRay head/worker) on them
+    registered_in_ray: Gpus  # GPU total of ALIVE Ray nodes whose IP matches those Pods
+    in_use: Gpus  # registered minus available (held by actors/tasks)
+    pending_demand: Gpus  # GPUs asked for by pending Ray demands or pending Pods, best effort
+
+    @property
+    def stages(self) -> tuple[Gpus, Gpus, Gpus, Gpus, Gpus]:
+        """The five figures in the order a GPU travels through them."""
+        return (
+            self.allocatable,
+            self.given_to_ray_pods,
+            self.registered_in_ray,
+            self.in_use,
+            self.pending_demand,
+        )
+
+
+class UnscheduledPod(_Model):
+    """A Pod of the diagnosed cluster that waits for a node."""
+
+    name: str
+    namespace: str
+    created: datetime | None = None
+    # Seconds it had waited when the snapshot was taken; None without both times.
+    age_s: float | None = None
+    reason: str | None = None  # the PodScheduled condition's reason, e.g. "Unschedulable"
+
+
+class RayDemand(_Model):
+    """Work waiting in Ray for resources: one shape (a placement group's bundles added up), how often."""
+
+    shape: dict[str, float] = Field(default_factory=dict)
+    count: int = 1
+
+
+class GpuActor(_Model):
+    """An ALIVE actor that holds GPUs."""
+
+    name: str
+    gpus: float
+    started: datetime | None = None
+
+
+class ScaleUp(_Model):
+    """A sign that capacity is being added: ``at`` is when it was seen, None when the source has no time."""
+
+    source: Literal["cluster-autoscaler", "karpenter", "ray-autoscaler"]
+    at: datetime | None = None
+
+
+class Capacity(_Model):
+    """Where the GPUs are, layer by layer, and what waits: everything the capacity picture and the
+    health post show, computed once by the classifier from the same snapshot as the findings.
+
+    A figure of a layer that was not read is ``None`` (a list of it is empty), so a renderer says
+    "not read" instead of 0 and infers no cause from it.
+    """
+
+    layers_read: list[ReadLayer] = Field(default_factory=list)
+    # Biggest models first, ``unknown`` and ``any`` last.
+    models: list[GpuModelCapacity] = Field(default_factory=list)
+    # Kubernetes layer.
+    gpu_nodes: int | None = None
+    pending_pods: list[UnscheduledPod] = Field(default_factory=list)  # oldest first
+    ready_worker_pods: int | None = None
+    # Ray layer.
+    ray_nodes_alive: int | None = None
+    demands: list[RayDemand] = Field(default_factory=list)
+    gpu_actors: list[GpuActor] = Field(default_factory=list)  # most GPUs first
+    # Either layer: cluster-autoscaler or Karpenter events, Ray's autoscaler launching nodes.
+    scale_ups: list[ScaleUp] = Field(default_factory=list)
+
+    @property
+    def kubernetes_read(self) -> bool:
+        return "kubernetes" in self.layers_read
+
+    @property
+    def ray_read(self) -> bool:
+        return "ray" in self.layers_read
+
+
 class Diagnosis(_Model):
     cluster: str | None = None
     # Where the Ray cluster lives; fills {namespace} in commands whose subject has none.
@@ -61,6 +163,8 @@ class Diagnosis(_Model):
     # Headline figures for the verdict line ("3/4 worker Pods joined Ray", "GPUs: 8 in Kubernetes,
     # 4 in Ray"); keys are stable identifiers, values already formatted.
     figures: dict[str, str] = Field(default_factory=dict)
+    # The GPUs layer by layer, for the capacity picture and the health post.
+    capacity: Capacity = Field(default_factory=Capacity)
 
     @property
     def top(self) -> Finding | None:

@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 from tests.support.postgres import PostgresServer, PostgresUnavailable, shared
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The compiled-catalogue cache of this run lives in a temporary folder, not in ~/.cache: tests
+    copy the rules into many temporary folders, and each would leave a cache file behind."""
+    if "RAYDIAG_CACHE_DIR" not in os.environ:
+        os.environ["RAYDIAG_CACHE_DIR"] = tempfile.mkdtemp(prefix="raydiag-test-cache-")
+        config.stash[_CACHE_KEY] = os.environ["RAYDIAG_CACHE_DIR"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = config.stash.get(_CACHE_KEY, None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop("RAYDIAG_CACHE_DIR", None)
+
+
+_CACHE_KEY = pytest.StashKey[str]()
 
 
 @pytest.fixture(scope="session")

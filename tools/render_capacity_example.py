@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.render.capacity import GpuModelCapacity, capacity_figures  # noqa: E402
+from bot.classify import classify  # noqa: E402
+from bot.diagnosis import Capacity  # noqa: E402
 from bot.render.capacity_chart import render_capacity_png  # noqa: E402
 from bot.snapshot.files import parse_snapshot  # noqa: E402
 from tests.support import scenarios  # noqa: E402
@@ -26,14 +27,14 @@ from tests.support.cluster import CLUSTER  # noqa: E402
 OUTPUT = ROOT / "docs" / "capacity.png"
 
 
-def example_figures() -> list[GpuModelCapacity]:
+def example_figures() -> Capacity:
     bundle = scenarios.gpu_worker_runs_but_never_joined()
     assert bundle.ray_state is not None
     bundle.ray_state["demands"] = [
         {"shape": {"GPU": 4.0, "CPU": 1.0}, "count": 1, "kind": "task_or_actor"},
         {"shape": {"GPU": 1.0, "accelerator_type:H100": 0.001}, "count": 2, "kind": "task_or_actor"},
     ]
-    return capacity_figures(parse_snapshot(bundle.to_json()))
+    return classify(parse_snapshot(bundle.to_json())).capacity
 
 
 def example_png() -> bytes:

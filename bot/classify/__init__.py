@@ -14,10 +14,11 @@ import gc
 
 from bot.catalogue import STAGE_ORDER, Catalogue, Rule, default_catalogue
 from bot.classify import detectors as _detectors  # noqa: F401  (registers the detectors)
+from bot.classify.capacity import capacity_of
 from bot.classify.context import RAY_CLUSTER_LABEL, Context
 from bot.classify.figures import headline_figures
 from bot.classify.registry import DETECTORS, Hit
-from bot.diagnosis import SEVERITY_ORDER, Diagnosis, Finding
+from bot.diagnosis import SEVERITY_ORDER, Capacity, Diagnosis, Finding
 from bot.snapshot.model import CollectionError, Snapshot
 
 __all__ = ["classify"]
@@ -110,6 +111,17 @@ def _classify(snapshot: Snapshot, catalogue: Catalogue | None) -> Diagnosis:
     found.sort(key=lambda item: item[0])
     findings = _drop_superseded([f for _, f in found], catalogue)
     cluster, namespace = _whereabouts(context)
+    try:
+        gpus = capacity_of(context)
+    except Exception as error:  # like a rule's detector: odd data costs the picture, not the diagnosis
+        errors.append(
+            CollectionError(
+                source="capacity",
+                message=f"the GPUs could not be counted layer by layer: {type(error).__name__}: {error}",
+                hint="please report this with the snapshot (raydiag collect -o snapshot.json)",
+            )
+        )
+        gpus = Capacity()
     return Diagnosis(
         cluster=cluster,
         namespace=namespace,
@@ -117,4 +129,5 @@ def _classify(snapshot: Snapshot, catalogue: Catalogue | None) -> Diagnosis:
         errors=errors,
         notes=list(snapshot.notes),
         figures=headline_figures(context),
+        capacity=gpus,
     )

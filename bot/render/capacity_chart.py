@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from functools import cache
 
 import matplotlib
@@ -29,7 +29,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from bot.render.capacity import ANY_MODEL, STAGES, UNKNOWN_MODEL, GpuModelCapacity, gap_summary, model_label
+from bot.diagnosis import Capacity
+from bot.render.capacity import (
+    ANY_MODEL,
+    STAGES,
+    UNKNOWN_MODEL,
+    format_gpus,
+    gap_summary,
+    model_label,
+    unread_stages,
+)
 from bot.render.messages import Lang, say
 
 DPI = 100
@@ -42,10 +51,15 @@ _CHART_KEYS = (
     "capacity.title",
     "capacity.axis",
     "capacity.none",
+    "capacity.not_read",
+    "capacity.stage_not_read",
     *(f"capacity.stage.{stage}" for stage in STAGES),
     *(f"capacity.model.{model}" for model in (UNKNOWN_MODEL, ANY_MODEL)),
     *(f"capacity.gap.{kind}" for kind in ("ray", "kubernetes", "none")),
+    *(f"capacity.gap.{kind}" for kind in ("ray_unread", "kubernetes_unread", "unread")),
 )
+# Sentences under the title that tell no drop between the layers, drawn in grey rather than red.
+_CALM_SUMMARIES = ("capacity.gap.none", "capacity.gap.ray_unread", "capacity.gap.kubernetes_unread")
 _CJK_FAMILY_HINTS = (
     "cjk",
     "han sans",
@@ -95,7 +109,7 @@ def chart_language(lang: Lang) -> Lang:
 
 
 def capacity_figure(
-    figures: Sequence[GpuModelCapacity],
+    capacity: Capacity,
     *,
     cluster: str,
     lang: Lang,
@@ -106,11 +120,13 @@ def capacity_figure(
     if not (MIN_PX <= width_px <= MAX_PX and MIN_PX <= height_px <= MAX_PX):
         raise ValueError(f"chart size must be between {MIN_PX} and {MAX_PX} pixels a side")
     lang = chart_language(lang)
-    rows = list(figures)[:MAX_MODELS]
+    rows = capacity.models[:MAX_MODELS]
     figure = Figure(figsize=(width_px / DPI, height_px / DPI), dpi=DPI)
     FigureCanvasAgg(figure)
     # Margins in pixels, so the title, the summary line and the legend never overlap at any size.
-    legend_rows = 1 if width_px >= 1000 else 2
+    unread = unread_stages(capacity)
+    # Stages marked "not read" make the legend longer than one line holds.
+    legend_rows = 1 if width_px >= 1000 and not unread else 2
     top_px = 92 + 22 * legend_rows
     figure.subplots_adjust(
         left=70 / width_px, right=1 - 20 / width_px, top=1 - top_px / height_px, bottom=40 / height_px
@@ -129,9 +145,10 @@ def capacity_figure(
     axes.spines[["top", "right"]].set_visible(False)
     if not rows:
         axes.set_axis_off()
-        axes.text(0.5, 0.5, say("capacity.none", lang), ha="center", va="center", transform=axes.transAxes)
+        summary = gap_summary(capacity, lang)
+        axes.text(0.5, 0.5, summary, ha="center", va="center", transform=axes.transAxes)
         return figure
-    summary = gap_summary(rows, lang)
+    summary = gap_summary(capacity, lang)
     figure.text(
         0.5,
         1 - 52 / height_px,
@@ -139,27 +156,35 @@ def capacity_figure(
         ha="center",
         va="center",
         fontsize=11,
-        color="#333333" if summary == say("capacity.gap.none", lang) else GAP_COLOUR,
+        color="#333333" if summary in (say(key, lang) for key in _CALM_SUMMARIES) else GAP_COLOUR,
     )
     width = 0.8 / len(STAGES)
     positions = range(len(rows))
     for index, stage in enumerate(STAGES):
         offset = (index - (len(STAGES) - 1) / 2) * width
-        heights = [row.stages[index] for row in rows]
+        values = [row.stages[index] for row in rows]
+        heights = [value or 0 for value in values]
+        label = say(f"capacity.stage.{stage}", lang)
+        if stage in unread:  # an empty slot marked "not read", not a bar of 0
+            label = say("capacity.stage_not_read", lang, stage=label)
         bars = axes.bar(
             [p + offset for p in positions],
             heights,
             width * 0.92,
-            label=say(f"capacity.stage.{stage}", lang),
+            label=label,
             color=STAGE_COLOURS[index],
             hatch=STAGE_HATCHES[index],
             edgecolor="white" if not STAGE_HATCHES[index] else "#7a2e31",
             linewidth=0.6,
             gid=stage,
         )
-        axes.bar_label(bars, labels=[f"{h:g}" for h in heights], padding=2, fontsize=9)
+        labels = [format_gpus(value, lang) for value in values]
+        if stage in unread:
+            axes.bar_label(bars, labels=labels, padding=2, fontsize=9, rotation=90, color="#666666")
+        else:
+            axes.bar_label(bars, labels=labels, padding=2, fontsize=9)
     axes.set_xticks(list(positions), [model_label(row.model, lang) for row in rows], fontsize=11)
-    top = max(max(row.stages) for row in rows)
+    top = max((value for row in rows for value in row.stages if value is not None), default=0)
     axes.set_ylim(0, max(1.0, top) * 1.15)
     axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes.grid(axis="y", color="#e5e5e5", linewidth=0.8)
@@ -185,7 +210,7 @@ def chart_style(lang: Lang) -> Iterator[None]:
 
 
 def render_capacity_png(
-    figures: Sequence[GpuModelCapacity],
+    capacity: Capacity,
     *,
     cluster: str,
     lang: Lang,
@@ -195,6 +220,6 @@ def render_capacity_png(
     """The chart as PNG bytes of exactly ``width_px`` × ``height_px``; the same input, the same bytes."""
     buffer = io.BytesIO()
     with chart_style(lang):
-        figure = capacity_figure(figures, cluster=cluster, lang=lang, width_px=width_px, height_px=height_px)
+        figure = capacity_figure(capacity, cluster=cluster, lang=lang, width_px=width_px, height_px=height_px)
         figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     return buffer.getvalue()

@@ -4,8 +4,10 @@ Scheduled posts are read by people who are busy with something else, so a post s
 decides whether to look closer: on the Kubernetes side, what is Pending and for how long and
 where the GPUs are per model; on the Ray side, whether every ready worker Pod joined, whether Ray
 registered the GPUs the Pods were given, what is waiting, and which actors sit on GPUs and since
-when; then the most likely cause, if any. ``health_facts`` gathers those facts from a snapshot and
-its diagnosis (pure); ``render_health_post`` writes them as a Slack message in English or Chinese.
+when; then the most likely cause, if any. ``health_facts`` takes those facts from the diagnosis
+(its ``capacity``, computed by the classifier) at a given time (pure); ``render_health_post``
+writes them as a Slack message in English or Chinese. A layer that was not read is said so, its
+figures are ``None`` in the facts, never 0.
 
 ``scaling_up`` tells the scheduler when young Pending Pods are expected: cluster-autoscaler
 triggered a scale-up, Karpenter nominated a node claim, or Ray's autoscaler is launching nodes.
@@ -13,7 +15,6 @@ triggered a scale-up, Karpenter nominated a node claim, or Ray's autoscaler is l
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,16 +22,8 @@ from typing import Any
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
 from bot.catalogue import default_catalogue
-from bot.classify.context import RAY_NODE_TYPE_LABEL, Context
-from bot.diagnosis import Diagnosis, Finding
-from bot.render.capacity import (
-    RAY_GPU,
-    GpuModelCapacity,
-    capacity_figures,
-    describe_row,
-    gap_summary,
-    waiting_work,
-)
+from bot.diagnosis import Capacity, Diagnosis, Finding, ScaleUp
+from bot.render.capacity import describe_row, gap_summary
 from bot.render.localize import localize
 from bot.render.messages import Lang, say
 from bot.render.slack import (
@@ -42,17 +35,12 @@ from bot.render.slack import (
     clip,
     escape,
 )
-from bot.snapshot.gpu import is_gpu_node
-from bot.snapshot.kubernetes import Event
-from bot.snapshot.model import Snapshot
-from bot.snapshot.ray import RayState
 
 # A scale-up signal older than this says nothing about now: the new node came, or it never will.
 SCALE_UP_WINDOW = timedelta(minutes=15)
 SHOWN_PENDING = 1
 SHOWN_MODELS = 6
 SHOWN_ACTORS = 3
-_RAY_ADDING_NODES = re.compile(r"\bAdding \d+ node\(s\) of type\b")
 
 
 @dataclass(frozen=True)
@@ -66,14 +54,14 @@ class PendingPod:
 class HealthFacts:
     cluster: str
     pending_pods: tuple[PendingPod, ...]
-    gpu_nodes: int
-    capacity: tuple[GpuModelCapacity, ...]
-    ray_nodes_alive: int
-    ready_worker_pods: int
-    gpus_registered: float
-    gpus_given: float
-    pending_demands: int
-    gpu_actors: tuple[tuple[str, float, float | None], ...]  # (actor name/class, GPUs held, age in s)
+    gpu_nodes: int | None  # None: Kubernetes not read (so for every Kubernetes figure here)
+    capacity: Capacity
+    ray_nodes_alive: int | None  # None: Ray not read (so for every Ray figure here)
+    ready_worker_pods: int | None
+    gpus_registered: float | None
+    gpus_given: float | None
+    pending_demands: int | None
+    gpu_actors: tuple[tuple[str, float, float | None], ...] | None  # (actor name/class, GPUs held, age in s)
     scaling_up: bool  # autoscaler/cluster-autoscaler/Karpenter is adding capacity right now
     top_finding: Finding | None  # the first warning/critical finding
 
@@ -87,91 +75,41 @@ def _age(since: datetime | None, now: datetime) -> float | None:
     return max(0.0, (now - since).total_seconds())
 
 
-def _pending_pods(ctx: Context, now: datetime) -> tuple[PendingPod, ...]:
-    """Unscheduled Pods of the cluster's namespace and of the RayCluster itself, oldest first."""
-    namespace = ctx.snapshot.namespace
-    pods = [
-        pod
-        for pod in ctx.unscheduled_pods
-        if namespace is None or pod.namespace == namespace or (pod.is_ray and ctx.in_scope(pod))
-    ]
-    found = [PendingPod(p.name, p.namespace, _age(p.created, now)) for p in pods]
+def _pending_pods(capacity: Capacity, now: datetime) -> tuple[PendingPod, ...]:
+    """The diagnosed cluster's unscheduled Pods, oldest first, aged at ``now``."""
+    found = [PendingPod(p.name, p.namespace, _age(p.created, now)) for p in capacity.pending_pods]
     return tuple(sorted(found, key=lambda p: (p.age_s is None, -(p.age_s or 0.0), p.namespace, p.name)))
 
 
-def _ready_workers(ctx: Context) -> int:
-    return sum(
-        1
-        for pod in ctx.ray_pods
-        if pod.labels.get(RAY_NODE_TYPE_LABEL) == "worker"
-        and ctx.in_scope(pod)
-        and pod.phase == "Running"
-        and pod.ready
-    )
-
-
-def _ray_nodes_alive(ray: RayState | None) -> int:
-    if ray is None:
-        return 0
-    if ray.nodes:
-        return len(ray.alive_nodes)
-    return ray.node_count or 0
-
-
-def _gpu_actors(ray: RayState | None, now: datetime) -> tuple[tuple[str, float, float | None], ...]:
-    if ray is None:
-        return ()
-    held = [
-        (actor.name or actor.class_name or actor.actor_id or "?", gpus, _age(actor.start_time, now))
-        for actor in ray.actors
-        if actor.state.upper() == "ALIVE" and (gpus := actor.required_resources.get(RAY_GPU, 0.0)) > 0
-    ]
+def _gpu_actors(capacity: Capacity, now: datetime) -> tuple[tuple[str, float, float | None], ...] | None:
+    if not capacity.ray_read:
+        return None
+    held = [(actor.name, actor.gpus, _age(actor.started, now)) for actor in capacity.gpu_actors]
     return tuple(sorted(held, key=lambda a: (-a[1], -(a[2] or 0.0), a[0])))
 
 
-def _recent(event: Event, now: datetime) -> bool:
-    age = _age(event.last_seen or event.first_seen, now)
+def _recent(signal: ScaleUp, now: datetime) -> bool:
+    age = _age(signal.at, now)
     return age is None or age <= SCALE_UP_WINDOW.total_seconds()
 
 
-def _scaling_up(ctx: Context, now: datetime) -> bool:
-    for event in ctx.kube.events:
-        source = (event.source or "").lower()
-        if not _recent(event, now):
-            continue
-        if event.reason == "TriggeredScaleUp":
-            return True
-        if event.reason == "Nominated" and ("karpenter" in source or "nodeclaim/" in event.message):
-            return True
-    ray = ctx.ray
-    if ray is not None and ray.pending_nodes:
-        return True
-    return any(
-        _RAY_ADDING_NODES.search(text.text) for text in ctx.texts if text.source not in ("event", "job")
-    )
-
-
-def _gpu_node_count(ctx: Context) -> int:
-    return sum(1 for node in ctx.kube.nodes if is_gpu_node(node))
-
-
-def health_facts(snapshot: Snapshot, diagnosis: Diagnosis, now: datetime) -> HealthFacts:
-    """What a health post says about ``snapshot`` at ``now`` (a timezone-aware time)."""
-    ctx = Context(snapshot)
-    capacity = tuple(capacity_figures(snapshot))
-    ray = snapshot.ray
+def health_facts(diagnosis: Diagnosis, now: datetime) -> HealthFacts:
+    """What a health post says about ``diagnosis`` at ``now`` (a timezone-aware time)."""
+    capacity = diagnosis.capacity
+    kubernetes, ray = capacity.kubernetes_read, capacity.ray_read
+    rows = capacity.models
     return HealthFacts(
-        cluster=diagnosis.cluster or snapshot.cluster or "?",
-        pending_pods=_pending_pods(ctx, now),
-        gpu_nodes=_gpu_node_count(ctx),
+        cluster=diagnosis.cluster or "?",
+        pending_pods=_pending_pods(capacity, now),
+        gpu_nodes=capacity.gpu_nodes,
         capacity=capacity,
-        ray_nodes_alive=_ray_nodes_alive(ray),
-        ready_worker_pods=_ready_workers(ctx),
-        gpus_registered=sum(row.registered_in_ray for row in capacity),
-        gpus_given=sum(row.given_to_ray_pods for row in capacity),
-        pending_demands=sum(count for _, count in waiting_work(ray)) if ray is not None else 0,
-        gpu_actors=_gpu_actors(ray, now),
-        scaling_up=_scaling_up(ctx, now),
+        ray_nodes_alive=capacity.ray_nodes_alive,
+        ready_worker_pods=capacity.ready_worker_pods,
+        gpus_registered=sum(row.registered_in_ray or 0.0 for row in rows) if ray else None,
+        gpus_given=sum(row.given_to_ray_pods or 0.0 for row in rows) if kubernetes else None,
+        pending_demands=sum(demand.count for demand in capacity.demands) if ray else None,
+        gpu_actors=_gpu_actors(capacity, now),
+        scaling_up=any(_recent(signal, now) for signal in capacity.scale_ups),
         top_finding=next((f for f in diagnosis.findings if f.severity in ("critical", "warning")), None),
     )
 
@@ -199,12 +137,17 @@ def _pending_line(facts: HealthFacts, lang: Lang) -> str:
 
 
 def _kubernetes_section(facts: HealthFacts, lang: Lang) -> str:
-    lines = [_pending_line(facts, lang), say("health.gpu_nodes", lang, count=facts.gpu_nodes)]
-    lines += [describe_row("health.model", row, lang) for row in facts.capacity[:SHOWN_MODELS]]
+    if facts.gpu_nodes is None:
+        lines = [say("health.kubernetes_unread", lang)]
+    else:
+        lines = [_pending_line(facts, lang), say("health.gpu_nodes", lang, count=facts.gpu_nodes)]
+        lines += [describe_row("health.model", row, lang) for row in facts.capacity.models[:SHOWN_MODELS]]
     return f"*{say('layer.kubernetes', lang)}*\n" + "\n".join(f"• {line}" for line in lines)
 
 
 def _actors_line(facts: HealthFacts, lang: Lang) -> str:
+    if facts.gpu_actors is None:
+        return say("health.actors.unread", lang)
     if not facts.gpu_actors:
         return say("health.no_actors", lang)
     shown = []
@@ -220,14 +163,26 @@ def _actors_line(facts: HealthFacts, lang: Lang) -> str:
     return say("health.actors", lang, actors=("、" if lang == "zh" else ", ").join(shown))
 
 
+def _unread(facts: HealthFacts) -> str:
+    """The suffix of the wording for what was not read: ``""`` when both layers were."""
+    kubernetes, ray = facts.gpu_nodes is not None, facts.ray_nodes_alive is not None
+    if kubernetes and ray:
+        return ""
+    return ".kubernetes_unread" if ray else ".ray_unread" if kubernetes else ".unread"
+
+
 def _ray_section(facts: HealthFacts, lang: Lang) -> str:
+    unread = _unread(facts)
     lines = [
-        say("health.ray_nodes", lang, alive=facts.ray_nodes_alive, ready=facts.ready_worker_pods),
-        say("health.gpus", lang, registered=facts.gpus_registered, given=facts.gpus_given),
-        say("health.demands", lang, count=facts.pending_demands),
+        say(f"health.ray_nodes{unread}", lang, alive=facts.ray_nodes_alive, ready=facts.ready_worker_pods),
+        say(f"health.gpus{unread}", lang, registered=facts.gpus_registered, given=facts.gpus_given),
+        say("health.demands", lang, count=facts.pending_demands)
+        if facts.pending_demands is not None
+        else say("health.demands.unread", lang),
         _actors_line(facts, lang),
     ]
-    if facts.gpus_registered < facts.gpus_given:
+    registered, given = facts.gpus_registered, facts.gpus_given
+    if registered is not None and given is not None and registered < given:
         lines.append(gap_summary(facts.capacity, lang))
     return f"*{say('layer.ray', lang)}*\n" + "\n".join(f"• {line}" for line in lines)
 

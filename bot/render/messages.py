@@ -192,6 +192,38 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "zh": "*{model}*：可分配 {allocatable:g} → 分配给 Ray Pod {given:g} → Ray 登记 {registered:g} "
         "→ 占用 {in_use:g} · 等待 {waiting:g}",
     },
+    # A layer the snapshot does not hold: its figures are unknown, not zero, and no cause is drawn.
+    "capacity.not_read": {"en": "not read", "zh": "未读取"},
+    "capacity.stage_not_read": {"en": "{stage} (not read)", "zh": "{stage}（未读取）"},
+    "capacity.gap.ray_unread": {
+        "en": "Ray was not read, so whether it registered the GPUs given to Ray Pods is not known.",
+        "zh": "未读取 Ray 层，无法判断分配给 Ray Pod 的 GPU 是否已在 Ray 中登记。",
+    },
+    "capacity.gap.kubernetes_unread": {
+        "en": "Kubernetes was not read, so which GPUs its nodes offer and its Ray Pods were given "
+        "is not known.",
+        "zh": "未读取 Kubernetes 层，无法得知节点提供了哪些 GPU、Ray Pod 分到了哪些 GPU。",
+    },
+    "capacity.gap.unread": {
+        "en": "Neither layer was read, so no GPU figure is known.",
+        "zh": "两层都未读取，GPU 数量无从得知。",
+    },
+    "capacity.line.ray_unread": {
+        "en": "*{model}*: {allocatable:g} allocatable → {given:g} given to Ray Pods → registered in Ray "
+        "and in use: not read · {waiting:g} waiting",
+        "zh": "*{model}*：可分配 {allocatable:g} → 分配给 Ray Pod {given:g} → Ray 登记、占用：未读取 "
+        "· 等待 {waiting:g}",
+    },
+    "capacity.line.kubernetes_unread": {
+        "en": "*{model}*: allocatable and given to Ray Pods: not read → {registered:g} registered in Ray "
+        "→ {in_use:g} in use · {waiting:g} waiting",
+        "zh": "*{model}*：可分配、分配给 Ray Pod：未读取 → Ray 登记 {registered:g} → 占用 {in_use:g} "
+        "· 等待 {waiting:g}",
+    },
+    "capacity.line.unread": {
+        "en": "*{model}*: neither layer read · {waiting:g} waiting",
+        "zh": "*{model}*：两层都未读取 · 等待 {waiting:g}",
+    },
     "capacity.chart": {"en": "Chart: {path}", "zh": "图表：{path}"},
     "slack.capacity_failed": {
         "en": "The GPU picture of `{cluster}` could not be drawn: {error}",
@@ -226,6 +258,30 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "health.actor_no_age": {"en": "`{name}` ({gpus:g})", "zh": "`{name}`（{gpus:g} 张）"},
     "health.more_actors": {"en": "{count} more", "zh": "另有 {count} 个"},
     "health.no_actors": {"en": "no actor holds a GPU", "zh": "没有 actor 占用 GPU"},
+    "health.kubernetes_unread": {
+        "en": "Pending Pods, GPU nodes and GPUs per model: not read",
+        "zh": "Pending 的 Pod、GPU 节点和各型号的 GPU：未读取",
+    },
+    "health.ray_nodes.ray_unread": {
+        "en": "Ray nodes alive: not read ({ready} ready worker Pod(s))",
+        "zh": "存活的 Ray 节点：未读取（就绪的 worker Pod {ready} 个）",
+    },
+    "health.ray_nodes.kubernetes_unread": {
+        "en": "{alive} Ray node(s) alive (head included); worker Pods: not read",
+        "zh": "存活的 Ray 节点 {alive} 个（含 head），worker Pod：未读取",
+    },
+    "health.ray_nodes.unread": {"en": "Ray nodes alive: not read", "zh": "存活的 Ray 节点：未读取"},
+    "health.gpus.ray_unread": {
+        "en": "GPUs registered in Ray: not read ({given:g} given to Ray Pods)",
+        "zh": "Ray 中登记的 GPU：未读取（Ray Pod 获得 {given:g} 张）",
+    },
+    "health.gpus.kubernetes_unread": {
+        "en": "{registered:g} GPU(s) registered in Ray; GPUs given to Ray Pods: not read",
+        "zh": "Ray 中登记了 {registered:g} 张 GPU，分配给 Ray Pod 的 GPU：未读取",
+    },
+    "health.gpus.unread": {"en": "GPUs registered in Ray: not read", "zh": "Ray 中登记的 GPU：未读取"},
+    "health.demands.unread": {"en": "demands waiting: not read", "zh": "等待中的资源需求：未读取"},
+    "health.actors.unread": {"en": "GPUs held by actors: not read", "zh": "占用 GPU 的 actor：未读取"},
     "health.top": {
         "en": "*Top finding:* {title} (`{code}`, {cause})",
         "zh": "*首要发现：*{title}（`{code}`，{cause}）",

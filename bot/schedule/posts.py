@@ -5,40 +5,63 @@ restart, on a second replica, or when a coalesced missed run and a regular one m
 caller gets the claim and the others do nothing. A claimed run that then fails is not retried —
 a lost post is better than a repeated one, and the next run will speak if there is news.
 
-The cluster is read through ``Bot.snapshot`` and classified here, so the post's figures
-(``health_facts``) and its findings come from the same snapshot. The capacity chart goes into the
-post's thread, so the channel shows one message per post.
+The cluster is diagnosed through the bot's one ``Diagnoser`` (sharing a run already under way for
+the same cluster): the post's figures (``health_facts``), its findings and the chart all come from
+that one diagnosis. The capacity
+chart goes into the post's thread, so the channel shows one message per post.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.classify import classify
-from bot.config import ClusterConfig, HealthPostConfig
+from bot.catalogue import Catalogue
+from bot.config import ClusterConfig, Config, HealthPostConfig
 from bot.deliver.slack_poster import post
-from bot.diagnosis import Finding
-from bot.observe.metrics import PostResult
-from bot.render.capacity import capacity_figures
+from bot.diagnoser import Diagnoser
+from bot.diagnosis import Diagnosis, Finding
+from bot.observe.metrics import Metrics, PostResult
 from bot.render.capacity_chart import render_capacity_png
 from bot.render.health import HealthFacts, health_facts, render_health_post
 from bot.render.localize import localize
 from bot.render.messages import Lang, say
 from bot.schedule.decide import Decision, PostRules, decide
 from bot.schedule.jobs import latest_fire_time
-from bot.slack.app import Bot
-from bot.snapshot.model import Snapshot
 from bot.store import PostState, Schedule, Store
 
 LOG = logging.getLogger(__name__)
+
+
+class _Mutes(Protocol):
+    def muted(self, cluster: str) -> bool: ...
+
+
+class Speaker(Protocol):
+    """What a scheduled post needs of the running bot (``bot.slack.app.Bot`` is one): its
+    configuration and catalogue, the one ``Diagnoser``, metrics, mutes and each channel's language.
+    A narrow interface, so the schedule package does not depend on the Slack transport."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def catalogue(self) -> Catalogue: ...
+    @property
+    def metrics(self) -> Metrics: ...
+    @property
+    def diagnoser(self) -> Diagnoser: ...
+    @property
+    def mutes(self) -> _Mutes: ...
+
+    def lang(self, channel: str | None, user: str | None) -> Lang: ...
+
+
 Skipped = Literal["gone", "claimed-elsewhere", "unknown-cluster", "failed"]
 
 
@@ -73,7 +96,7 @@ def _post_result(outcome: RunOutcome) -> PostResult:
 class ScheduledPosts:
     """Runs schedules for one bot: the APScheduler job calls ``run_due``; tests call ``run``."""
 
-    def __init__(self, bot: Bot, store: Store, client: WebClient) -> None:
+    def __init__(self, bot: Speaker, store: Store, client: WebClient) -> None:
         self.bot = bot
         self.store = store
         self.client = client
@@ -108,14 +131,9 @@ class ScheduledPosts:
         return outcome
 
     def _speak(self, schedule: Schedule, cluster: ClusterConfig, fire_time: datetime) -> RunOutcome:
-        started = time.monotonic()
-        snapshot = self.bot.snapshot(cluster, schedule.namespace)
-        diagnosis = classify(snapshot, self.bot.catalogue)
-        self.bot.metrics.record_diagnosis(
-            cluster.name, diagnosis, time.monotonic() - started, trigger="schedule"
-        )
+        diagnosis = self.bot.diagnoser.run(cluster, schedule.namespace, "schedule")
         now = self.store.clock()
-        facts = health_facts(snapshot, diagnosis, now)
+        facts = health_facts(diagnosis, now)
         previous = self.store.post_state(schedule.id)
         decision = decide(
             previous,
@@ -135,7 +153,7 @@ class ScheduledPosts:
             ts = post(self.client, schedule.channel, message)
             state = replace(state, channel=schedule.channel, message_ts=ts)
             if ts and self.bot.config.health_posts.chart:
-                self._attach_chart(snapshot, schedule, cluster, ts, lang)
+                self._attach_chart(diagnosis, schedule, cluster, ts, lang)
         elif decision.action == "edit" and previous is not None and previous.posted_at is not None:
             headline = say(
                 "schedule.headline.unchanged",
@@ -177,10 +195,10 @@ class ScheduledPosts:
         return localize(finding, self.bot.catalogue, lang, cluster).title
 
     def _attach_chart(
-        self, snapshot: Snapshot, schedule: Schedule, cluster: ClusterConfig, ts: str, lang: Lang
+        self, diagnosis: Diagnosis, schedule: Schedule, cluster: ClusterConfig, ts: str, lang: Lang
     ) -> None:
-        figures = capacity_figures(snapshot)
-        if not figures:
+        figures = diagnosis.capacity
+        if not figures.models:
             return
         try:
             self.client.files_upload_v2(

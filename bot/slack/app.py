@@ -47,7 +47,6 @@ from bot.render.slack import (
 )
 from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
 from bot.slack.state import AnsweredOnce, ClusterLocks, MuteList, Mutes, SeenOnce, StoredMutes, StoredSeenOnce
-from bot.snapshot.model import Snapshot
 from bot.snapshot.redact import redact
 from bot.store import Store, StoreError
 from bot.workers import Busy, SharedRuns, Submitted
@@ -97,9 +96,6 @@ class Bot:
     @property
     def runs(self) -> SharedRuns[Diagnosis]:
         return self.diagnoser.runs
-
-    def snapshot(self, cluster: ClusterConfig, namespace: str) -> Snapshot:
-        return self.diagnoser.snapshot(cluster, namespace)
 
     def lang(self, channel: str | None, user: str | None) -> Lang:
         return self.config.language_for(channel, user)

@@ -2,8 +2,9 @@
 
 The diagnosis names a cause; the chart shows the numbers behind it (8 GPUs allocatable, 8 given
 to Ray Pods, 4 registered in Ray), which is what people paste into an incident channel. The
-handler runs lazily after the listener acked: it reads the cluster through ``Bot.snapshot``,
-draws the PNG and uploads it with the figures as the comment. Failures are told to the person
+handler runs lazily after the listener acked: it asks the bot's ``Diagnoser`` for the cluster's
+diagnosis (joining a run already under way), draws the PNG from its capacity figures and uploads
+it with them as the comment. Failures are told to the person
 who asked, never posted to the channel.
 """
 
@@ -16,7 +17,8 @@ from slack_bolt import Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.render.capacity import capacity_comment, capacity_figures
+from bot.diagnoser import Busy
+from bot.render.capacity import capacity_comment
 from bot.render.capacity_chart import render_capacity_png
 from bot.render.messages import say
 from bot.render.slack import clip, escape
@@ -42,17 +44,20 @@ def post_capacity(
     channel = str(payload.get("channel_id") or "")
     lang = bot.lang(channel, payload.get("user_id"))
     try:
-        snapshot = bot.snapshot(cluster, command.namespace or cluster.namespace)
+        diagnosis = bot.diagnoser.run(cluster, command.namespace or cluster.namespace, "slash")
+    except Busy:
+        respond(response_type="ephemeral", text=say("slack.busy", lang))
+        return
     except Exception as error:  # a collection that fails outright is told, not raised into Bolt
         LOG.exception("could not read %s for its capacity picture", cluster.name)
         reason = escape(redact(str(error))[:300])
         text = say("slack.capacity_failed", lang, cluster=cluster.name, error=reason)
         respond(response_type="ephemeral", text=text)
         return
-    figures = capacity_figures(snapshot)
+    figures = diagnosis.capacity
     comment = capacity_comment(figures, cluster=cluster.name, lang=lang)
-    if snapshot.errors:
-        unread = "; ".join(escape(f"{e.source}: {e.message}") for e in snapshot.errors[:SHOWN_ERRORS])
+    if diagnosis.errors:
+        unread = "; ".join(escape(f"{e.source}: {e.message}") for e in diagnosis.errors[:SHOWN_ERRORS])
         comment += f"\n:warning: {say('heading.errors', lang)}: {unread}"
     try:
         client.files_upload_v2(

@@ -8,16 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.classify import classify
+from bot.classify.capacity import model_name
 from bot.collect.paste import parse_paste
-from bot.render.capacity import (
-    GpuModelCapacity,
-    capacity_comment,
-    capacity_figures,
-    capacity_table,
-    gap_summary,
-    model_name,
-)
+from bot.diagnosis import Capacity, GpuModelCapacity
 from bot.render.capacity import _width as display_width
+from bot.render.capacity import capacity_comment, capacity_table, gap_summary
 from bot.snapshot.files import parse_snapshot
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayState
@@ -25,11 +21,20 @@ from tests.support import k8s, scenarios
 from tests.support.cluster import A100_LABELS, GPU_TAINT, GPU_WORKERS, Bundle, healthy
 
 
+def capacity_figures(snapshot: Snapshot) -> list[GpuModelCapacity]:
+    """The rows the classifier puts in the diagnosis."""
+    return classify(snapshot).capacity.models
+
+
+def both_read(*rows: GpuModelCapacity) -> Capacity:
+    return Capacity(layers_read=["kubernetes", "ray"], models=list(rows))
+
+
 def figures_of(bundle: Bundle) -> dict[str, GpuModelCapacity]:
     return {row.model: row for row in capacity_figures(parse_snapshot(bundle.to_json()))}
 
 
-def stages(row: GpuModelCapacity) -> dict[str, float]:
+def stages(row: GpuModelCapacity) -> dict[str, float | int | None]:
     return {
         "allocatable": row.allocatable,
         "given": row.given_to_ray_pods,
@@ -50,7 +55,7 @@ def test_ray_node_without_its_gpus_shows_the_drop_between_pods_and_ray() -> None
     """Cause 4: the Pod got 4 GPUs, the raylet at its IP registered none."""
     a100 = figures_of(scenarios.ray_node_reports_no_gpu())["A100"]
     assert (a100.allocatable, a100.given_to_ray_pods, a100.registered_in_ray) == (8, 8, 4)
-    assert "4 of the 8 GPUs given to Ray Pods are not registered in Ray" in gap_summary([a100], "en")
+    assert "4 of the 8 GPUs given to Ray Pods are not registered in Ray" in gap_summary(both_read(a100), "en")
 
 
 def test_worker_that_never_joined_shows_the_same_drop() -> None:
@@ -75,7 +80,7 @@ def test_demand_for_a_model_the_cluster_lacks_gets_its_own_row() -> None:
     assert list(rows) == ["A100", "H100"]
     assert stages(rows["H100"]) == {"allocatable": 0, "given": 0, "registered": 0, "in_use": 0, "waiting": 3}
     assert rows["A100"].pending_demand == 0
-    assert gap_summary(list(rows.values()), "en").startswith("H100: 3 GPU(s) wanted but no Ready node")
+    assert gap_summary(both_read(*rows.values()), "en").startswith("H100: 3 GPU(s) wanted but no Ready node")
 
 
 def test_gpu_node_without_allocatable_gpus_still_has_its_row() -> None:
@@ -169,7 +174,14 @@ def test_ray_only_snapshot_groups_nodes_by_accelerator_type() -> None:
     )
     rows = {row.model: row for row in capacity_figures(snapshot)}
     assert list(rows) == ["A100", "unknown"]  # the DEAD H100 node is gone from Ray
-    assert stages(rows["A100"]) == {"allocatable": 0, "given": 0, "registered": 4, "in_use": 3, "waiting": 0}
+    # Kubernetes was not read: its stages are unknown, not empty.
+    assert stages(rows["A100"]) == {
+        "allocatable": None,
+        "given": None,
+        "registered": 4,
+        "in_use": 3,
+        "waiting": 0,
+    }
     assert rows["unknown"].registered_in_ray == 1 and rows["unknown"].in_use == 0
 
 
@@ -200,9 +212,17 @@ Demands:
 
 
 def test_pasted_ray_status_gives_cluster_totals_under_its_one_model() -> None:
-    [t4] = capacity_figures(parse_paste(RAY_STATUS_T4))
+    snapshot = parse_paste(RAY_STATUS_T4)
+    [t4] = capacity_figures(snapshot)
     assert t4.model == "T4"
-    assert stages(t4) == {"allocatable": 0, "given": 0, "registered": 2, "in_use": 1, "waiting": 4}
+    assert stages(t4) == {"allocatable": None, "given": None, "registered": 2, "in_use": 1, "waiting": 4}
+    # Nothing of Kubernetes was pasted: no "no Ready node offers T4", no "every GPU arrived".
+    capacity = classify(snapshot).capacity
+    assert gap_summary(capacity, "en") == (
+        "Kubernetes was not read, so which GPUs its nodes offer and its Ray Pods were given is not known."
+    )
+    table = capacity_table(capacity, cluster="pasted", lang="en")
+    assert table.splitlines()[3].split() == ["T4", "not", "read", "not", "read", "2", "1", "4"]
 
 
 def test_untyped_demand_on_a_cluster_with_several_models_counts_under_any() -> None:
@@ -222,8 +242,12 @@ def test_placement_group_bundles_add_up() -> None:
 
 def test_snapshot_with_nothing_gives_no_rows_and_says_so() -> None:
     assert capacity_figures(Snapshot()) == []
-    assert gap_summary([], "en").startswith("Neither layer shows a GPU")
-    assert "A100" not in capacity_table([], cluster="empty", lang="en")
+    assert (
+        gap_summary(classify(Snapshot()).capacity, "en")
+        == "Neither layer was read, so no GPU figure is known."
+    )
+    assert gap_summary(both_read(), "en").startswith("Neither layer shows a GPU")
+    assert "A100" not in capacity_table(both_read(), cluster="empty", lang="en")
 
 
 def test_other_rayclusters_pods_are_not_given_to_this_one() -> None:
@@ -236,15 +260,15 @@ def test_other_rayclusters_pods_are_not_given_to_this_one() -> None:
 def test_table_columns_line_up_in_both_languages() -> None:
     figures = capacity_figures(parse_snapshot(scenarios.gpu_worker_runs_but_never_joined().to_json()))
     for lang in ("en", "zh"):
-        table = capacity_table(figures, cluster="raycluster-gpu", lang=lang)  # type: ignore[arg-type]
+        table = capacity_table(both_read(*figures), cluster="raycluster-gpu", lang=lang)  # type: ignore[arg-type]
         header, row = table.splitlines()[2:4]
         assert display_width(header) == display_width(row)
         assert row.split() == ["A100", "8", "8", "4", "1", "0"]
-    assert "型号" in capacity_table(figures, cluster="raycluster-gpu", lang="zh")
+    assert "型号" in capacity_table(both_read(*figures), cluster="raycluster-gpu", lang="zh")
 
 
 def test_slack_comment_lists_each_model_and_escapes_names() -> None:
-    rows = [GpuModelCapacity("A100", 8, 8, 4, 1, 0), GpuModelCapacity("<b>", 0, 0, 0, 0, 2)]
+    rows = both_read(GpuModelCapacity("A100", 8, 8, 4, 1, 0), GpuModelCapacity("<b>", 0, 0, 0, 0, 2))
     comment = capacity_comment(rows, cluster="gpu-prod", lang="en")
     assert (
         "*A100*: 8 allocatable → 8 given to Ray Pods → 4 registered in Ray → 1 in use · 0 waiting" in comment
@@ -278,7 +302,10 @@ def test_odd_ray_state_never_crashes(nodes: list[dict[str, Any]], demand: dict[s
     assert bundle.ray_state is not None
     bundle.ray_state["nodes"] = nodes
     bundle.ray_state["demands"] = [{"shape": demand, "count": 0}]
-    rows = capacity_figures(parse_snapshot(bundle.to_json()))
-    assert all(row.model and min(row.stages) >= 0 for row in rows)
-    assert all(row.in_use <= row.registered_in_ray for row in rows)
-    gap_summary(rows, "zh")
+    capacity = classify(parse_snapshot(bundle.to_json())).capacity
+    rows = capacity.models
+    assert capacity.layers_read == ["kubernetes", "ray"]
+    assert all(row.model and min(value or 0 for value in row.stages) >= 0 for row in rows)
+    assert all(None not in row.stages for row in rows)
+    assert all((row.in_use or 0) <= (row.registered_in_ray or 0) for row in rows)
+    assert gap_summary(capacity, "zh")

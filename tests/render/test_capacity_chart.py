@@ -14,8 +14,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from PIL import Image
 
+from bot.classify import classify
+from bot.diagnosis import Capacity, GpuModelCapacity, ReadLayer
 from bot.render import capacity_chart
-from bot.render.capacity import GpuModelCapacity, capacity_figures
 from bot.render.capacity_chart import capacity_figure, chart_style, render_capacity_png
 from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
@@ -24,8 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 from render_capacity_example import example_figures, example_png  # noqa: E402
 
-NEVER_JOINED = capacity_figures(parse_snapshot(scenarios.gpu_worker_runs_but_never_joined().to_json()))
-TWO_MODELS = [GpuModelCapacity("A100", 8, 8, 4, 1, 4), GpuModelCapacity("H100", 0, 0, 0, 0, 2)]
+BOTH: list[ReadLayer] = ["kubernetes", "ray"]
+NEVER_JOINED = classify(parse_snapshot(scenarios.gpu_worker_runs_but_never_joined().to_json())).capacity
+TWO_MODELS = Capacity(
+    layers_read=BOTH,
+    models=[GpuModelCapacity("A100", 8, 8, 4, 1, 4), GpuModelCapacity("H100", 0, 0, 0, 0, 2)],
+)
 
 
 def decode(png: bytes) -> Image.Image:
@@ -95,7 +100,7 @@ def test_five_bars_per_model_carry_the_figures() -> None:
 
 
 def test_a_healthy_cluster_says_every_gpu_arrived() -> None:
-    healthy = capacity_figures(parse_snapshot(scenarios.healthy().to_json()))
+    healthy = classify(parse_snapshot(scenarios.healthy().to_json())).capacity
     with chart_style("en"):
         figure = capacity_figure(healthy, cluster="raycluster-gpu", lang="en")
     assert bars(figure)["registered_in_ray"] == [8]
@@ -104,14 +109,15 @@ def test_a_healthy_cluster_says_every_gpu_arrived() -> None:
 
 def test_no_gpu_anywhere_is_drawn_as_a_sentence_not_an_empty_axis() -> None:
     with chart_style("en"):
-        figure = capacity_figure([], cluster="cpu-only", lang="en")
+        figure = capacity_figure(Capacity(layers_read=BOTH), cluster="cpu-only", lang="en")
     assert bars(figure) == {}
     assert any(t.startswith("Neither layer shows a GPU") for t in texts(figure))
-    assert decode(render_capacity_png([], cluster="cpu-only", lang="en")).size == (1200, 600)
+    png = render_capacity_png(Capacity(layers_read=BOTH), cluster="cpu-only", lang="en")
+    assert decode(png).size == (1200, 600)
 
 
 def test_many_models_are_capped() -> None:
-    many = [GpuModelCapacity(f"M{i}", i, i, i, 0, 0) for i in range(1, 20)]
+    many = Capacity(layers_read=BOTH, models=[GpuModelCapacity(f"M{i}", i, i, i, 0, 0) for i in range(1, 20)])
     with chart_style("en"):
         figure = capacity_figure(many, cluster="c", lang="en")
     assert len(bars(figure)["allocatable"]) == capacity_chart.MAX_MODELS
@@ -176,6 +182,6 @@ def test_docs_image_is_what_the_tool_draws() -> None:
 
 
 def test_docs_example_shows_the_gap_it_is_meant_to_show() -> None:
-    rows = {row.model: row for row in example_figures()}
+    rows = {row.model: row for row in example_figures().models}
     assert (rows["A100"].given_to_ray_pods, rows["A100"].registered_in_ray) == (8, 4)
     assert rows["H100"].pending_demand == 2

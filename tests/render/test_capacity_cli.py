@@ -47,6 +47,7 @@ def test_json_is_one_object_with_the_figures(tmp_path: Path) -> None:
     report = json.loads(
         capacity(["--snapshot", str(snapshot_file(tmp_path)), "-o", str(chart), "--format", "json"])
     )
+    picture = report.pop("capacity")
     assert report == {
         "cluster": "raycluster-gpu",
         "chart": str(chart),
@@ -62,6 +63,10 @@ def test_json_is_one_object_with_the_figures(tmp_path: Path) -> None:
             }
         ],
     }
+    # The diagnosis's whole GPU picture comes along, both layers read.
+    assert picture["layers_read"] == ["kubernetes", "ray"]
+    assert picture["models"] == report["models"]
+    assert picture["gpu_nodes"] == 2 and picture["ray_nodes_alive"] == 4
 
 
 def test_chinese_table(tmp_path: Path) -> None:
@@ -137,3 +142,15 @@ def test_round_trip_through_the_installed_command(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["models"][0]["registered_in_ray"] == 4.0
     with Image.open(chart) as image:
         assert image.size == (1200, 600)
+
+
+def test_json_says_null_for_the_stages_of_a_layer_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "no-dashboard.json"
+    path.write_text(json.dumps(scenarios.dashboard_connection_refused().to_json()), encoding="utf-8")
+    report = json.loads(
+        capacity(["--snapshot", str(path), "-o", str(tmp_path / "c.png"), "--format", "json"])
+    )
+    [a100] = report["models"]
+    assert (a100["given_to_ray_pods"], a100["registered_in_ray"], a100["in_use"]) == (8.0, None, None)
+    assert report["capacity"]["layers_read"] == ["kubernetes"]
+    assert "causes 4 and 8" not in report["summary"]

@@ -11,7 +11,6 @@ import pytest
 from PIL import Image
 
 from bot.config import ClusterConfig, Config, LanguageConfig, SlackConfig
-from bot.diagnosis import Diagnosis
 from bot.slack.app import Bot, build_app
 from bot.slack.capacity_command import register_capacity
 from bot.snapshot.files import parse_snapshot
@@ -36,10 +35,6 @@ def slack() -> Iterator[SlackWebAPI]:
         yield api
 
 
-def never_diagnose(cluster: ClusterConfig, namespace: str) -> Diagnosis:
-    raise AssertionError("the capacity command must not run a diagnosis")
-
-
 @contextlib.contextmanager
 def running_bot(slack: SlackWebAPI, snapshot_of: Any) -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """The Bolt app over HTTP, reading clusters through ``snapshot_of``; yields its URL and the reads."""
@@ -50,7 +45,8 @@ def running_bot(slack: SlackWebAPI, snapshot_of: Any) -> Iterator[tuple[str, lis
         result: Snapshot = snapshot_of(cluster, namespace)
         return result
 
-    bot = Bot(config=CONFIG, diagnose=never_diagnose, snapshot_of=read)
+    # The capacity picture is the diagnosis' own: read through ``snapshot_of``, classified once.
+    bot = Bot(config=CONFIG, snapshot_of=read)
     register_capacity(bot)
     app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
     with bolt_over_http(bot, app) as url:

@@ -9,8 +9,7 @@ import pytest
 from slack_sdk.models.blocks import Block
 
 from bot.classify import classify
-from bot.diagnosis import Diagnosis, Finding, Subject
-from bot.render.capacity import GpuModelCapacity
+from bot.diagnosis import Capacity, Diagnosis, Finding, GpuModelCapacity, Subject
 from bot.render.health import HealthFacts, PendingPod, format_duration, health_facts, render_health_post
 from bot.render.slack import MAX_BLOCKS
 from bot.snapshot.files import parse_snapshot
@@ -24,7 +23,7 @@ NOW = datetime(2026, 11, 30, 9, 52, 41, tzinfo=UTC)
 
 def facts_of(bundle: Bundle, now: datetime = NOW) -> HealthFacts:
     snapshot = parse_snapshot(bundle.to_json())
-    return health_facts(snapshot, classify(snapshot), now)
+    return health_facts(classify(snapshot), now)
 
 
 def validate(message: dict[str, Any]) -> None:
@@ -50,7 +49,7 @@ def test_healthy_cluster_facts() -> None:
     assert facts.cluster == "raycluster-gpu"
     assert facts.pending_pods == ()
     assert facts.gpu_nodes == 2
-    assert [(c.model, c.allocatable, c.given_to_ray_pods) for c in facts.capacity] == [("A100", 8, 8)]
+    assert [(c.model, c.allocatable, c.given_to_ray_pods) for c in facts.capacity.models] == [("A100", 8, 8)]
     assert (facts.ray_nodes_alive, facts.ready_worker_pods) == (5, 4)  # head + 4 workers, 4 worker Pods
     assert (facts.gpus_registered, facts.gpus_given) == (8, 8)
     assert facts.pending_demands == 0
@@ -70,7 +69,7 @@ def test_pending_pod_and_how_long_it_has_waited() -> None:
     facts = facts_of(scenarios.third_gpu_worker_no_free_gpu())
     assert facts.pending_pods == (PendingPod(scenarios.PENDING, NS, 40 * 60.0),)
     assert facts.top_finding is not None and facts.top_finding.cause == 1
-    assert facts.capacity[0].pending_demand == 4
+    assert facts.capacity.models[0].pending_demand == 4
     text = body(render_health_post(facts, "en"))
     assert f"1 Pod(s) Pending, the oldest `{NS}/{scenarios.PENDING}` for 40 min" in text
     assert "已等待 40 分钟" in body(render_health_post(facts, "zh"))
@@ -127,7 +126,7 @@ def test_only_warnings_and_criticals_are_the_top_finding() -> None:
         severity="info",
         subject=Subject(kind="Workload", name="w"),
     )
-    facts = health_facts(Snapshot(cluster="c"), Diagnosis(cluster="c", findings=[info]), NOW)
+    facts = health_facts(Diagnosis(cluster="c", findings=[info]), NOW)
     assert facts.top_finding is None
 
 
@@ -187,7 +186,9 @@ def test_names_from_the_cluster_cannot_inject_markup() -> None:
         cluster="gpu-prod",
         pending_pods=(PendingPod("<!channel>", "ml", 90.0),),
         gpu_nodes=1,
-        capacity=(GpuModelCapacity("<@U123>", 1, 1, 1, 1, 0),),
+        capacity=Capacity(
+            layers_read=["kubernetes", "ray"], models=[GpuModelCapacity("<@U123>", 1, 1, 1, 1, 0)]
+        ),
         ray_nodes_alive=2,
         ready_worker_pods=1,
         gpus_registered=1,
@@ -211,9 +212,16 @@ def test_times_without_a_zone_are_read_as_utc() -> None:
 
 
 def test_post_with_nothing_read_still_renders() -> None:
-    facts = health_facts(Snapshot(), Diagnosis(), NOW)
-    assert facts.cluster == "?" and facts.capacity == () and facts.ray_nodes_alive == 0
+    facts = health_facts(classify(Snapshot()), NOW)
+    assert facts.cluster == "?" and facts.capacity.models == []
+    # Neither layer was read: every figure is unknown, none is 0.
+    assert (facts.gpu_nodes, facts.ray_nodes_alive, facts.ready_worker_pods) == (None, None, None)
+    assert (facts.gpus_registered, facts.gpus_given, facts.pending_demands, facts.gpu_actors) == (None,) * 4
     validate(render_health_post(facts, "zh"))
+    text = body(render_health_post(facts, "en"))
+    assert "Pending Pods, GPU nodes and GPUs per model: not read" in text
+    assert "Ray nodes alive: not read" in text and "GPUs registered in Ray: not read" in text
+    assert "no Pod is Pending" not in text and "0 GPU node(s)" not in text
 
 
 @pytest.mark.parametrize(

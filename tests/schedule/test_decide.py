@@ -25,7 +25,7 @@ RULES = PostRules()
 def observe(bundle: Bundle, now: datetime) -> tuple[list[Finding], HealthFacts]:
     snapshot = parse_snapshot(bundle.to_json())
     diagnosis = classify(snapshot)
-    return diagnosis.findings, health_facts(snapshot, diagnosis, now)
+    return diagnosis.findings, health_facts(diagnosis, now)
 
 
 def after(minutes: float) -> datetime:

@@ -62,6 +62,9 @@ def test_a_schedule_fires_and_posts_both_layers_with_the_capacity_chart_in_its_t
     [png] = world.slack.uploads.values()
     with Image.open(io.BytesIO(png)) as chart:
         assert chart.format == "PNG" and chart.size == (1200, 600)
+    # One diagnosis, made by the bot's Diagnoser and metered as the schedule's.
+    registry = world.bot.metrics.registry
+    assert registry.get_sample_value("raydiag_diagnosis_seconds_count", {"trigger": "schedule"}) == 1
 
 
 def test_the_same_findings_on_the_next_run_update_the_last_post_in_place(world: World) -> None:

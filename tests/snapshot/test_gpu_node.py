@@ -46,7 +46,7 @@ def test_the_label_that_marks_a_node_is_named() -> None:
 def test_verdict_figures_and_health_post_count_the_same_gpu_nodes() -> None:
     snapshot = parse_snapshot(kuberay_state.load_state())
     diagnosis = classify(snapshot, default_catalogue())
-    facts = health_facts(snapshot, diagnosis, datetime(2026, 12, 1, tzinfo=UTC))
+    facts = health_facts(diagnosis, datetime(2026, 12, 1, tzinfo=UTC))
     expected = sum(1 for node in snapshot.kubernetes.nodes if is_gpu_node(node))  # type: ignore[union-attr]
     assert expected > 0
     assert diagnosis.figures["gpu_nodes"] == str(expected)
