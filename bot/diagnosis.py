@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
-from bot.snapshot.model import CollectionError
+from bot.snapshot.errors import CollectionError
 
 Severity = Literal["critical", "warning", "info"]
 Layer = Literal["kubernetes", "ray", "application"]

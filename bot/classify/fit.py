@@ -20,9 +20,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 from bot.snapshot.gpu import LEGACY_GPU_RESOURCE
 from bot.snapshot.kubernetes import (
@@ -547,6 +549,8 @@ class FitExplainer:
         A resource a node does not list as allocatable has nothing free there, whatever its Pods
         ask for (the same as ``free()``).
         """
+        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
+
         names = sorted({r for node in self.nodes for r in node.allocatable} | {"pods"})
         columns = {name: column for column, name in enumerate(names)}
         table = np.zeros((len(self.nodes), len(names)))
@@ -604,6 +608,8 @@ class FitExplainer:
         if not eligible:
             return explanation
         needs = self.needs(pod)
+        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
+
         lacks = self._lacking(needs, np.array(eligible, dtype=np.intp), explanation)
         fits = ~np.any(lacks, axis=0) if lacks.size else np.ones(len(eligible), dtype=bool)
         for position in np.flatnonzero(fits).tolist():
@@ -647,6 +653,8 @@ class FitExplainer:
         self, needs: list[tuple[str, float]], eligible: npt.NDArray[np.intp], explanation: FitExplanation
     ) -> npt.NDArray[np.bool_]:
         """NodeResourcesFit on every eligible node at once: one row per checked resource, pods first."""
+        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
+
         rows = [self._free_table[eligible, self._columns["pods"]] < 1]
         reasons = [REASON_TOO_MANY_PODS]
         resources = ["pods"]
@@ -673,6 +681,8 @@ class FitExplainer:
         fits: npt.NDArray[np.bool_],
     ) -> list[int]:
         """Positions (in eligible order) of the nodes that lack least: fewest resources, then smallest gap."""
+        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
+
         short = np.flatnonzero(~fits)
         if not short.size:
             return []

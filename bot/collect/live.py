@@ -8,7 +8,9 @@ ones could read and carries on when they could not; all of it shares one deadlin
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -90,6 +92,27 @@ def _log_targets(
     return wanted[:12]
 
 
+def _read_kubernetes(
+    target: Target, deadline: Deadline, call_timeout_s: float, progress: Progress, api_client: Any
+) -> tuple[list[CollectionError], KubernetesObjects, KubernetesReader | None]:
+    """The Kubernetes half of one collection: what was read, what failed, and the reader (None when
+    there were no credentials to read with)."""
+    progress(f"reading Kubernetes: RayCluster {target.raycluster_name} in {target.namespace}")
+    try:
+        client = api_client if api_client is not None else kubernetes_client(target)
+    except Exception as error:  # a missing or broken kubeconfig is a finding, not a traceback
+        failure = CollectionError(
+            source="kubernetes config",
+            message=f"cannot load Kubernetes credentials: {error}",
+            hint="pass --kubeconfig/--context, or run inside the cluster with a service account",
+        )
+        return [failure], KubernetesObjects(), None
+    reader = KubernetesReader(client, deadline, call_timeout_s)
+    found = collect_kubernetes(reader, target.raycluster_name, target.namespace)
+    errors, reader.errors = reader.errors, []
+    return errors, found, reader
+
+
 def collect_live(
     target: Target,
     *,
@@ -99,31 +122,16 @@ def collect_live(
     api_client: Any = None,
 ) -> Snapshot:
     deadline = Deadline(deadline_s)
-    errors: list[CollectionError] = []
-    found = KubernetesObjects()
-    reader: KubernetesReader | None = None
-    progress(f"reading Kubernetes: RayCluster {target.raycluster_name} in {target.namespace}")
-    try:
-        client = api_client if api_client is not None else kubernetes_client(target)
-    except Exception as error:  # a missing or broken kubeconfig is a finding, not a traceback
-        errors.append(
-            CollectionError(
-                source="kubernetes config",
-                message=f"cannot load Kubernetes credentials: {error}",
-                hint="pass --kubeconfig/--context, or run inside the cluster with a service account",
-            )
-        )
-        client = None
-    if client is not None:
-        reader = KubernetesReader(client, deadline, call_timeout_s)
-        found = collect_kubernetes(reader, target.raycluster_name, target.namespace)
-        errors += reader.errors
-        reader.errors = []
-
+    # The two layers are independent reads: the Ray dashboard is read in a thread of its own while
+    # Kubernetes is read here, under the same deadline. Only the log tails wait for both (which
+    # workers Ray lists as alive decides whose logs are worth reading).
     url = target.dashboard_url or target.default_dashboard_url()
-    progress(f"reading Ray: dashboard {url}")
     dashboard = DashboardReader(url, deadline, call_timeout_s)
-    ray_state = read_ray_layer(dashboard)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="raydiag-ray-read") as pool:
+        ray_read = pool.submit(contextvars.copy_context().run, read_ray_layer, dashboard)
+        progress(f"reading Ray: dashboard {url}")
+        errors, found, reader = _read_kubernetes(target, deadline, call_timeout_s, progress, api_client)
+        ray_state = ray_read.result()
     errors += dashboard.errors
 
     if reader is not None:

@@ -1,5 +1,5 @@
-"""The snapshot model and the readers that build one from recorded files."""
+"""The snapshot model (``bot.snapshot.model``) and the readers that build one from recorded files.
 
-from bot.snapshot.model import SCHEMA, CollectionError, Snapshot, TextLine
-
-__all__ = ["SCHEMA", "CollectionError", "Snapshot", "TextLine"]
+Nothing is imported here: a module that needs one part (the diagnosis model needs only
+``errors``) does not pay for building every snapshot model.
+"""

@@ -13,11 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.snapshot.errors import CollectionError
 from bot.snapshot.kubernetes import KubernetesState
 from bot.snapshot.ray import RayState
 from bot.snapshot.redact import Redacted
 
 SCHEMA = "raydiag.snapshot/v1"
+__all__ = ["SCHEMA", "CollectionError", "Snapshot", "TextLine"]
 
 
 class TextLine(BaseModel):
@@ -30,14 +32,6 @@ class TextLine(BaseModel):
     pod: str | None = None
     namespace: str | None = None
     container: str | None = None
-
-
-class CollectionError(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    source: str
-    message: Redacted
-    hint: str | None = None
 
 
 class Snapshot(BaseModel):

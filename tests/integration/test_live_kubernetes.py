@@ -185,3 +185,30 @@ def test_broken_kubeconfig_is_a_finding(tmp_path: Path, dead_dashboard: str) -> 
     )
     snapshot = collect_live(target, deadline_s=5)
     assert snapshot.errors[0].source == "kubernetes config"
+
+
+def test_the_ray_layer_is_read_while_kubernetes_is(api_for, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The dashboard's first request arrives before the Kubernetes reads are done: the two layers
+    are read side by side, not one after the other. Both are still read in full."""
+    from tests.hardening.recorded_dashboard import recorded_answers, serve_dashboard
+
+    api = api_for(scenarios.third_gpu_worker_no_free_gpu())
+    kubernetes_calls_when_ray_began: list[int] = []
+    with serve_dashboard(recorded_answers("broken")) as dashboard:
+        answer = dashboard.respond
+
+        def respond(path: str):  # type: ignore[no-untyped-def]
+            if not kubernetes_calls_when_ray_began:
+                kubernetes_calls_when_ray_began.append(len(api.requests))
+            return answer(path)
+
+        dashboard.respond = respond  # type: ignore[method-assign]
+        snapshot = collect(api, tmp_path, dashboard.url)
+    kubernetes_calls = sum(1 for r in api.requests if not r.path.endswith("/log"))
+    assert kubernetes_calls >= 10
+    assert kubernetes_calls_when_ray_began[0] < kubernetes_calls, (
+        kubernetes_calls_when_ray_began,
+        kubernetes_calls,
+    )
+    assert snapshot.ray is not None and snapshot.ray.nodes and snapshot.kubernetes is not None
+    assert not [e for e in snapshot.errors if e.source.startswith("ray")], snapshot.errors

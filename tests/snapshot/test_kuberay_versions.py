@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from bot.classify import classify
-from bot.snapshot import Snapshot
 from bot.snapshot.from_kubernetes import kubernetes_state, read_list
 from bot.snapshot.kubernetes import RayClusterObject, RayJobObject, RayServiceObject
+from bot.snapshot.model import Snapshot
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kuberay"
 RELEASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
