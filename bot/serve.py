@@ -31,6 +31,7 @@ from bot.slack.app import Bot, build_app
 from bot.slack.capacity_command import register_capacity
 from bot.slack.probe_actions import PROBE_HANDLERS
 from bot.slack.quiz_actions import install_quiz_actions, register_quiz
+from bot.slack.schedule_commands import register_schedules
 from bot.slack.server import SlackHTTPServer
 from bot.store import Store, StoreError, open_store
 
@@ -88,14 +89,17 @@ def open_state(config: Config, env: Mapping[str, str] | None = None) -> Store | 
 
 
 def start_schedules(bot: Bot, client: WebClient, *, leading: bool = True) -> HealthScheduler | None:
-    """Scheduled health posts when the bot has a store; None (schedules "not available") otherwise."""
+    """Scheduled health posts when the bot has a store, with ``/raydiag schedule`` wired to them;
+    None (schedules "not available") otherwise."""
     if bot.store is None:
         return None
     try:
-        return start_health_posts(bot, client, leading=leading)
+        scheduler = start_health_posts(bot, client, leading=leading)
     except StoreError as error:
         LOG.error("%s; running without schedules", error)
         return None
+    register_schedules(bot, scheduler)
+    return scheduler
 
 
 def start_leadership(

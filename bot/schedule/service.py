@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-
-from slack_sdk import WebClient
+from typing import TYPE_CHECKING, Protocol
 
 from bot.config import Config
 from bot.schedule.jobs import HealthScheduler, install
-from bot.schedule.posts import ScheduledPosts
-from bot.schedule.slack_commands import register_schedules
-from bot.slack.app import Bot
-from bot.store import CONFIG_OWNER, Schedule, config_schedule_id
+from bot.schedule.posts import ScheduledPosts, Speaker
+from bot.store import CONFIG_OWNER, Schedule, Store, config_schedule_id
+
+if TYPE_CHECKING:  # the client is only passed on to the posts
+    from slack_sdk import WebClient
 
 LOG = logging.getLogger(__name__)
 
@@ -45,7 +45,14 @@ def configured_schedules(config: Config, now: datetime) -> list[Schedule]:
     return schedules
 
 
-def start_health_posts(bot: Bot, client: WebClient, *, leading: bool = True) -> HealthScheduler:
+class Host(Speaker, Protocol):
+    """The running bot as scheduled posts see it: a ``Speaker`` with its state store."""
+
+    @property
+    def store(self) -> Store | None: ...
+
+
+def start_health_posts(bot: Host, client: WebClient, *, leading: bool = True) -> HealthScheduler:
     """Run the bot's schedules from its store (``StoreError`` if the store fails while starting).
 
     ``leading=False`` starts a replica that keeps jobs but runs none until ``lead()`` is called.
@@ -59,5 +66,4 @@ def start_health_posts(bot: Bot, client: WebClient, *, leading: bool = True) -> 
     install(ScheduledPosts(bot, store, client))
     scheduler = HealthScheduler(store)
     scheduler.start(leading=leading)
-    register_schedules(bot, scheduler)
     return scheduler

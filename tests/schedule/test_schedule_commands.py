@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from bot.schedule.jobs import HealthScheduler
-from bot.schedule.slack_commands import register_schedules
 from bot.slack.app import Bot, build_app
+from bot.slack.schedule_commands import register_schedules
 from bot.slack.server import SlackHTTPServer
 from bot.store import CONFIG_OWNER, Schedule
 from tests.schedule.conftest import ALLOWED, CHANNEL, ZH_CHANNEL, World, valid_message

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.schedule.jobs import HealthScheduler, install, job_id, latest_fire_time, next_run
-from bot.schedule.service import start_health_posts
+from bot.serve import start_schedules
 from bot.store import CONFIG_OWNER, Schedule
 from tests.schedule.conftest import CHANNEL, World, config
 from tests.support.cluster import NS
@@ -162,8 +162,11 @@ def test_configured_schedules_are_synced_at_every_start_without_duplicates(world
     try:
         for _ in range(2):
             world.restart()
-            started.append(start_health_posts(world.bot, world.posts.client, leading=False))
-            started[-1].shutdown()
+            # As `raydiag serve` starts them: the posts, and `/raydiag schedule` wired to them.
+            scheduler = start_schedules(world.bot, world.posts.client, leading=False)
+            assert scheduler is not None
+            started.append(scheduler)
+            scheduler.shutdown()
     finally:
         install(None)
 

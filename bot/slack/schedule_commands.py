@@ -11,27 +11,40 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from slack_bolt import Respond
 from slack_sdk import WebClient
 from slack_sdk.models.blocks import Block, SectionBlock
 
+from bot.cron import next_fire_time
 from bot.render.messages import Lang, say
 from bot.render.slack import escape
-from bot.schedule.jobs import HealthScheduler, next_run
 from bot.slack.app import Bot
 from bot.slack.commands import Command
 from bot.slack.probe_actions import may_start_work
-from bot.store import Schedule, StoreError
+from bot.store import Schedule, Store, StoreError
 
 LOG = logging.getLogger(__name__)
 SECTION_LIMIT = 2900
 MAX_SECTIONS = 45
 
 
-def register_schedules(bot: Bot, scheduler: HealthScheduler) -> None:
+class Scheduler(Protocol):
+    """What the commands need of the running scheduler (``bot.schedule.jobs.HealthScheduler`` is
+    one): its store, and adding or removing a schedule's job. The Slack transport does not import
+    the schedule package; ``bot.serve`` hands the scheduler in."""
+
+    @property
+    def store(self) -> Store: ...
+
+    def add(self, schedule: Schedule) -> None: ...
+
+    def remove(self, schedule_id: str) -> None: ...
+
+
+def register_schedules(bot: Bot, scheduler: Scheduler) -> None:
     commands = ScheduleCommands(scheduler)
     bot.handlers["schedule-add"] = commands.add
     bot.handlers["schedule-list"] = commands.list
@@ -39,7 +52,7 @@ def register_schedules(bot: Bot, scheduler: HealthScheduler) -> None:
 
 
 class ScheduleCommands:
-    def __init__(self, scheduler: HealthScheduler) -> None:
+    def __init__(self, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
         self.store = scheduler.store
 
@@ -127,7 +140,7 @@ class ScheduleCommands:
         _answer(respond, say("schedule.removed", lang, id=schedule_id))
 
     def _next(self, schedule: Schedule, lang: Lang) -> str:
-        when = next_run(schedule, self.store.clock())
+        when = next_fire_time(schedule.cron, schedule.timezone, self.store.clock())
         return say("schedule.never", lang) if when is None else local_time(when, schedule.timezone)
 
     def _line(self, schedule: Schedule, lang: Lang) -> str:
