@@ -82,3 +82,27 @@ def post_thread(
     for message in messages[1:]:
         post(client, channel, message, under)
     return root_ts
+
+
+def update(client: WebClient, channel: str, ts: str, message: dict[str, Any]) -> bool:
+    """Replace a message we posted; False (logged) when Slack refuses, e.g. it was deleted."""
+    try:
+        client.chat_update(channel=channel, ts=ts, text=str(message["text"]), blocks=message["blocks"])
+    except SlackApiError as error:
+        LOG.warning("could not update message %s in %s: %s", ts, channel, error.response.get("error"))
+        return False
+    return True
+
+
+def upload_file(
+    client: WebClient, channel: str, thread_ts: str | None, content: bytes, filename: str, title: str
+) -> bool:
+    """Upload a file (a chart) into a channel or a thread; False (logged) when Slack refuses."""
+    try:
+        client.files_upload_v2(
+            channel=channel, thread_ts=thread_ts, file=content, filename=filename, title=title
+        )
+    except SlackApiError as error:
+        LOG.warning("%s not uploaded to %s: %s", filename, channel, error.response.get("error"))
+        return False
+    return True

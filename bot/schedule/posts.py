@@ -16,15 +16,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from zoneinfo import ZoneInfo
-
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from bot.catalogue import Catalogue
 from bot.config import ClusterConfig, Config, HealthPostConfig
-from bot.deliver.slack_poster import post
+from bot.deliver.slack_poster import post, update, upload_file
 from bot.diagnoser import Diagnoser
 from bot.diagnosis import Diagnosis, Finding
 from bot.observe.metrics import Metrics, PostResult
@@ -35,6 +32,9 @@ from bot.render.messages import Lang, say
 from bot.schedule.decide import Decision, PostRules, decide
 from bot.schedule.jobs import latest_fire_time
 from bot.store import PostState, Schedule, Store
+
+if TYPE_CHECKING:  # the client is handed to deliver/, which makes every Slack call
+    from slack_sdk import WebClient
 
 LOG = logging.getLogger(__name__)
 
@@ -200,31 +200,19 @@ class ScheduledPosts:
         figures = diagnosis.capacity
         if not figures.models:
             return
-        try:
-            self.client.files_upload_v2(
-                channel=schedule.channel,
-                thread_ts=ts,
-                file=render_capacity_png(figures, cluster=cluster.name, lang=lang),
-                filename=f"raydiag-capacity-{cluster.name}.png",
-                title=say("capacity.title", lang, cluster=cluster.name),
-            )
-        except SlackApiError as error:  # the post is out; a missing chart is logged, not retried
-            LOG.warning(
-                "capacity chart for schedule %s not uploaded: %s", schedule.id, error.response.get("error")
-            )
+        # The post is out; a chart Slack refuses is logged there, not retried.
+        upload_file(
+            self.client,
+            schedule.channel,
+            ts,
+            render_capacity_png(figures, cluster=cluster.name, lang=lang),
+            filename=f"raydiag-capacity-{cluster.name}.png",
+            title=say("capacity.title", lang, cluster=cluster.name),
+        )
 
-    def _edit(self, previous: PostState, message: dict[str, object]) -> None:
-        try:
-            self.client.chat_update(
-                channel=str(previous.channel),
-                ts=str(previous.message_ts),
-                text=str(message["text"]),
-                blocks=message["blocks"],  # type: ignore[arg-type]
-            )
-        except SlackApiError as error:  # deleted by someone, say: the next post with news is a new one
-            LOG.warning(
-                "could not update health post %s: %s", previous.message_ts, error.response.get("error")
-            )
+    def _edit(self, previous: PostState, message: dict[str, Any]) -> None:
+        # A post someone deleted cannot be edited: logged; the next post with news is a new one.
+        update(self.client, str(previous.channel), str(previous.message_ts), message)
 
 
 def _clock_time(when: datetime, timezone: str) -> str:
