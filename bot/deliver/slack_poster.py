@@ -19,7 +19,8 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
-from bot.observe.metrics import MeteredWebClient, Metrics
+from bot.deliver.metered import MeteredWebClient
+from bot.observe.metrics import Metrics
 
 LOG = logging.getLogger(__name__)
 BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_too_long", "too_many_attachments"})

@@ -5,6 +5,6 @@ what happened to it here, so no classifier or renderer ever depends on a metrics
 """
 
 from bot.observe.logs import configure_logging, new_request_id, request_context
-from bot.observe.metrics import MeteredWebClient, Metrics
+from bot.observe.metrics import Metrics
 
-__all__ = ["MeteredWebClient", "Metrics", "configure_logging", "new_request_id", "request_context"]
+__all__ = ["Metrics", "configure_logging", "new_request_id", "request_context"]

@@ -8,7 +8,7 @@ Slack method and error names come from Slack's own finite vocabulary.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -18,13 +18,6 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.handler import RetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
-from slack_sdk.web import SlackResponse
 
 from bot.diagnosis import Diagnosis
 
@@ -119,64 +112,8 @@ class Metrics:
         """The text format body and its content type, for ``GET /metrics``."""
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
-    def counted(self, handler: RetryHandler) -> RetryHandler:
-        return CountedRetries(handler, self)
-
 
 def _source_label(source: str) -> str:
     """``kubernetes: list pods`` → ``kubernetes``: the layer, not the free text after it."""
     head = source.split(":", 1)[0].split(maxsplit=1)[0] if source.strip() else "unknown"
     return head[:40].lower()
-
-
-class CountedRetries(RetryHandler):
-    """Wraps a retry handler: same decisions, and each retry it makes is counted by reason."""
-
-    def __init__(self, inner: RetryHandler, metrics: Metrics) -> None:
-        super().__init__(max_retry_count=inner.max_retry_count, interval_calculator=inner.interval_calculator)
-        self._inner = inner
-        self._metrics = metrics
-
-    def can_retry(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        return self._inner.can_retry(state=state, request=request, response=response, error=error)
-
-    def prepare_for_next_attempt(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> None:
-        if response is not None and response.status_code == 429:
-            reason = "rate_limited"
-        elif response is not None and response.status_code >= 500:
-            reason = "server_error"
-        else:
-            reason = "connection"
-        self._metrics.slack_api_retries.labels(reason=reason).inc()
-        self._inner.prepare_for_next_attempt(state=state, request=request, response=response, error=error)
-
-
-class MeteredWebClient(WebClient):
-    """A WebClient that counts failed Web API calls by method and Slack's error code."""
-
-    def __init__(self, *args: Any, metrics: Metrics, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._metrics = metrics
-        self.retry_handlers = [metrics.counted(h) for h in self.retry_handlers]
-
-    def api_call(self, api_method: str, *args: Any, **kwargs: Any) -> SlackResponse:
-        try:
-            return super().api_call(api_method, *args, **kwargs)
-        except SlackApiError as error:
-            code = str(error.response.get("error") or error.response.status_code)[:60]
-            self._metrics.slack_api_errors.labels(method=api_method[:60], error=code).inc()
-            raise

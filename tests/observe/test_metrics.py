@@ -7,8 +7,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
+from bot.deliver.metered import MeteredWebClient
 from bot.diagnosis import Diagnosis, Finding, Subject
-from bot.observe.metrics import MeteredWebClient, Metrics, outcome_of
+from bot.observe.metrics import Metrics, outcome_of
 from bot.snapshot.model import CollectionError
 from tests.support.slack_api import serve_slack
 
