@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 if TYPE_CHECKING:
     from bot.catalogue import Catalogue
     from bot.collect.live import Target
+    from bot.diagnoser import Meter
     from bot.diagnosis import Diagnosis
     from bot.render.messages import Lang
     from bot.snapshot.model import Snapshot
@@ -235,7 +236,7 @@ def _capacity(args: argparse.Namespace) -> str:
     )
 
 
-def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
+def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None = None) -> int:
     args = build_parser().parse_args(argv)
     from bot.catalogue import default_catalogue  # noqa: PLC0415 - lazy: `--help` and bad usage need no rules
 
@@ -283,15 +284,19 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO) -> int:
     if args.command == "capacity":
         stdout.write(_capacity(args))
         return EXIT_OK
-    if args.command == "explain":
-        from bot.collect.paste import parse_paste  # noqa: PLC0415 - lazy: `explain` only
+    from bot.config import Config  # noqa: PLC0415 - lazy: commands that diagnose
+    from bot.diagnoser import NO_METER, Diagnoser  # noqa: PLC0415 - lazy: loads every detector
 
-        snapshot = parse_paste(_read_text(args.path, stdin))
-    else:
-        snapshot = _snapshot(args)
-    from bot.classify import classify  # noqa: PLC0415 - lazy: loads every detector
-
-    diagnosis = classify(snapshot, catalogue)
+    # The same Diagnoser as every trigger of the bot; a terminal has no /metrics, so by default
+    # nothing is counted.
+    diagnoser = Diagnoser(Config(), catalogue=catalogue, metrics=meter or NO_METER)
+    try:
+        if args.command == "explain":
+            diagnosis = diagnoser.explain(_read_text(args.path, stdin), "cli")
+        else:
+            diagnosis = diagnoser.judge(_snapshot(args), "cli")
+    finally:
+        diagnoser.shutdown()
     stdout.write(render(diagnosis, catalogue, args.format, args.lang))
     return EXIT_OK
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.catalogue import Catalogue, default_catalogue
 from bot.classify import classify
@@ -21,9 +21,11 @@ from bot.collect.live import Target, collect_live
 from bot.collect.paste import parse_paste
 from bot.config import ClusterConfig, Config
 from bot.diagnosis import Diagnosis
-from bot.observe.metrics import Metrics
 from bot.snapshot.model import Snapshot
 from bot.workers import Busy, SharedRuns, Submitted
+
+if TYPE_CHECKING:
+    from bot.observe.metrics import Metrics
 
 # Who asked: the metrics' ``trigger`` label.
 Trigger = Literal["slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli"]
@@ -37,14 +39,43 @@ TRIGGERS: tuple[Trigger, ...] = (
     "schedule",
     "cli",
 )
-# A paste longer than this is cut before it is read (the parser bounds its own work further).
-MAX_PASTE = 200_000
 PASTED = "paste"  # the metrics' cluster label of a diagnosis of pasted text
 
 Diagnose = Callable[[ClusterConfig, str], Diagnosis]
+
+
+class Meter(Protocol):
+    """Where diagnoses are counted: the service's Prometheus ``Metrics``, or ``NO_METER``."""
+
+    def record_diagnosis(self, cluster: str, diagnosis: Diagnosis, seconds: float, trigger: str) -> None: ...
+
+    def record_failure(self, cluster: str, outcome: Literal["failed", "busy"]) -> None: ...
+
+
+class _NoMeter:
+    """Counts nothing: the command line has no /metrics to show a count on."""
+
+    def record_diagnosis(self, cluster: str, diagnosis: Diagnosis, seconds: float, trigger: str) -> None:
+        return None
+
+    def record_failure(self, cluster: str, outcome: Literal["failed", "busy"]) -> None:
+        return None
+
+
+NO_METER: Meter = _NoMeter()
 CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
 
-__all__ = ["TRIGGERS", "Busy", "CollectSnapshot", "Diagnose", "Diagnoser", "Submitted", "Trigger"]
+__all__ = [
+    "NO_METER",
+    "TRIGGERS",
+    "Busy",
+    "CollectSnapshot",
+    "Diagnose",
+    "Diagnoser",
+    "Meter",
+    "Submitted",
+    "Trigger",
+]
 
 
 def target_of(cluster: ClusterConfig, namespace: str | None = None) -> Target:
@@ -88,12 +119,12 @@ class Diagnoser:
         diagnose: Diagnose | None = None,
         *,
         catalogue: Catalogue | None = None,
-        metrics: Metrics | None = None,
+        metrics: Meter | None = None,
         snapshot_of: CollectSnapshot | None = None,
     ) -> None:
         self.config = config
         self.catalogue = catalogue or default_catalogue()
-        self.metrics = metrics if metrics is not None else Metrics()
+        self.metrics = metrics if metrics is not None else _prometheus()
         self._snapshot_of = snapshot_of
         self._diagnose = diagnose or self._read_and_classify
         self.runs: SharedRuns[Diagnosis] = SharedRuns(config.slack.workers, config.slack.queue)
@@ -134,6 +165,30 @@ class Diagnoser:
         self.metrics.record_diagnosis(cluster.name, diagnosis, time.monotonic() - started, trigger=trigger)
         return diagnosis
 
+    # --- a snapshot already in hand ---------------------------------------------------------------
+
+    def judge(self, snapshot: Snapshot, trigger: Trigger, timeout: float | None = None) -> Diagnosis:
+        """Classify a snapshot read elsewhere (a file, the command line's own collection), in the
+        same pool and metered like every other diagnosis; never shared. Raises ``Busy``."""
+        label = snapshot.cluster or "snapshot"
+        key = ("snapshot", next(self._pastes))
+        try:
+            submitted = self.runs.submit(key, lambda: self._judged(snapshot, label, trigger))
+        except Busy:
+            self.metrics.record_failure(label, "busy")
+            raise
+        return submitted.future.result(timeout=timeout)
+
+    def _judged(self, snapshot: Snapshot, label: str, trigger: Trigger) -> Diagnosis:
+        started = time.monotonic()
+        try:
+            diagnosis = classify(snapshot, self.catalogue)
+        except Exception:
+            self.metrics.record_failure(label, "failed")
+            raise
+        self.metrics.record_diagnosis(label, diagnosis, time.monotonic() - started, trigger=trigger)
+        return diagnosis
+
     # --- pasted text ------------------------------------------------------------------------------
 
     def explain(self, text: str, trigger: Trigger = "paste", timeout: float | None = None) -> Diagnosis:
@@ -150,7 +205,8 @@ class Diagnoser:
     def _explained(self, text: str, trigger: Trigger) -> Diagnosis:
         started = time.monotonic()
         try:
-            diagnosis = classify(parse_paste(text[:MAX_PASTE]), self.catalogue)
+            # The parser bounds its own work and says in the notes what it left out.
+            diagnosis = classify(parse_paste(text), self.catalogue)
         except Exception:
             self.metrics.record_failure(PASTED, "failed")
             raise
@@ -159,3 +215,9 @@ class Diagnoser:
 
     def shutdown(self) -> None:
         self.runs.shutdown()
+
+
+def _prometheus() -> Metrics:
+    from bot.observe.metrics import Metrics  # noqa: PLC0415 - lazy: the command line meters nothing
+
+    return Metrics()
