@@ -6,6 +6,11 @@ GPU-type demand). Measures the time to acknowledge each command and the time unt
 (root plus one reply per finding) has been posted.
 
     .venv/bin/python benchmarks/bench_slack.py [--commands 50] [--clusters 5]
+    .venv/bin/python benchmarks/bench_slack.py --sequential 20
+
+``--sequential N`` sends N commands one after another, each after the previous thread is complete,
+and reports how long after each command its root message and its whole thread were posted (the
+latency one person sees, not the load).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ def main() -> int:
     parser.add_argument(
         "--clusters", type=int, default=5, help="distinct configured names for the same cluster"
     )
+    parser.add_argument("--sequential", type=int, default=0, help="one command at a time, this many")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="raydiag-load-"))
     with serve_slack() as slack, serve(ObjectStore.from_bundle(compound())) as kube:
@@ -76,6 +82,12 @@ def main() -> int:
         )
         server.start_background()
         url = server.url + "/slack/events"
+        if args.sequential:
+            try:
+                return sequential(url, slack, args.sequential)
+            finally:
+                server.shutdown()
+                bot.runs.shutdown()
         acks: list[float] = []
         sent: dict[str, float] = {}
         lock = threading.Lock()
@@ -133,6 +145,49 @@ def main() -> int:
         f" p95 {percentile(totals, 0.95):.2f} s, max {max(totals):.2f} s; wall {wall:.1f} s"
     )
     return 0 if answered == args.commands and max(acks) < 3 else 1
+
+
+def sequential(url: str, slack: object, runs: int) -> int:
+    """Each command alone: seconds from sending it to its root message and to its last reply."""
+    roots: list[float] = []
+    threads: list[float] = []
+    for index in range(runs):
+        channel = f"C0SEQ{index:04d}"
+        body = slash_command_body(
+            text="gpu-0",
+            channel_id=channel,
+            user_id="U0SEQ0001",
+            response_url=slack.response_url(channel),  # type: ignore[attr-defined]
+        )
+        sent = time.time()
+        assert post_signed(url, body, SECRET).status == 200
+        posts: list[float] = []
+        quiet_since = give_up = time.monotonic()
+        # Complete: posted, and no new reply for a second (at most 60 s per command).
+        while (not posts or time.monotonic() - quiet_since < 1.0) and time.monotonic() - give_up < 60:
+            time.sleep(0.05)
+            now = [
+                c.time
+                for c in slack.calls  # type: ignore[attr-defined]
+                if c.method == "chat.postMessage" and c.params.get("channel") == channel
+            ]
+            if len(now) != len(posts):
+                posts, quiet_since = now, time.monotonic()
+        if not posts:
+            print(f"command {index}: nothing posted within 60 s")
+            return 1
+        roots.append(min(posts) - sent)
+        threads.append(max(posts) - sent)
+    print(f"sequential commands: {runs}")
+    print(
+        f"root message: p50 {statistics.median(roots):.2f} s, p95 {percentile(roots, 0.95):.2f} s, "
+        f"max {max(roots):.2f} s"
+    )
+    print(
+        f"whole thread: p50 {statistics.median(threads):.2f} s, p95 {percentile(threads, 0.95):.2f} s, "
+        f"max {max(threads):.2f} s"
+    )
+    return 0
 
 
 if __name__ == "__main__":
