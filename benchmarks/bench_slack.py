@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import yaml
 
 from bot.config import load_config
-from bot.diagnoser import live_diagnosis
 from bot.slack.app import Bot, build_app
 from bot.slack.server import SlackHTTPServer
 from tests.support import scenarios
@@ -76,7 +75,7 @@ def main() -> int:
         path = tmp / "raydiag.yaml"
         path.write_text(yaml.safe_dump({"clusters": clusters, "collection": {"deadline_s": 20}}))
         config = load_config(path)
-        bot = Bot(config=config, diagnose=live_diagnosis(config))
+        bot = Bot(config=config)  # the live collector, as the service runs it
         server = SlackHTTPServer(
             build_app(bot, token="xoxb-load", signing_secret=SECRET, api_url=slack.url), "127.0.0.1", 0
         )

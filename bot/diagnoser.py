@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.catalogue import Catalogue, default_catalogue
@@ -29,16 +29,6 @@ if TYPE_CHECKING:
 
 # Who asked: the metrics' ``trigger`` label.
 Trigger = Literal["slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli"]
-TRIGGERS: tuple[Trigger, ...] = (
-    "slash",
-    "button",
-    "mention",
-    "incident",
-    "shortcut",
-    "paste",
-    "schedule",
-    "cli",
-)
 PASTED = "paste"  # the metrics' cluster label of a diagnosis of pasted text
 
 Diagnose = Callable[[ClusterConfig, str], Diagnosis]
@@ -67,7 +57,6 @@ CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
 
 __all__ = [
     "NO_METER",
-    "TRIGGERS",
     "Busy",
     "CollectSnapshot",
     "Diagnose",
@@ -101,11 +90,6 @@ def live_snapshot(config: Config) -> CollectSnapshot:
     return run
 
 
-def live_diagnosis(config: Config, catalogue: Catalogue | None = None) -> Diagnose:
-    collect = live_snapshot(config)
-    return lambda cluster, namespace: classify(collect(cluster, namespace), catalogue)
-
-
 class Diagnoser:
     """Diagnoses for every trigger: pooled, shared per cluster, deadline-bounded, metered.
 
@@ -128,20 +112,16 @@ class Diagnoser:
         self._snapshot_of = snapshot_of
         self._diagnose = diagnose or self._read_and_classify
         self.runs: SharedRuns[Diagnosis] = SharedRuns(config.slack.workers, config.slack.queue)
-        self._pastes = itertools.count()
+        self._unshared = itertools.count()  # keys of runs nobody joins: pastes, snapshots
 
     # --- clusters ---------------------------------------------------------------------------------
 
     def submit(self, cluster: ClusterConfig, namespace: str, trigger: Trigger) -> Submitted[Diagnosis]:
         """The run for this cluster and namespace: started now (or queued), or joined if one is under
         way. Raises ``Busy`` when every worker is busy and the queue is full (counted as ``busy``)."""
-        try:
-            return self.runs.submit(
-                (cluster.name, namespace), lambda: self._measured(cluster, namespace, trigger)
-            )
-        except Busy:
-            self.metrics.record_failure(cluster.name, "busy")
-            raise
+        return self._submit(
+            (cluster.name, namespace), cluster.name, trigger, lambda: self._diagnose(cluster, namespace)
+        )
 
     def run(
         self, cluster: ClusterConfig, namespace: str, trigger: Trigger, timeout: float | None = None
@@ -155,62 +135,47 @@ class Diagnoser:
     def _read_and_classify(self, cluster: ClusterConfig, namespace: str) -> Diagnosis:
         return classify(self.snapshot(cluster, namespace), self.catalogue)
 
-    def _measured(self, cluster: ClusterConfig, namespace: str, trigger: Trigger) -> Diagnosis:
-        started = time.monotonic()
-        try:
-            diagnosis = self._diagnose(cluster, namespace)
-        except Exception:
-            self.metrics.record_failure(cluster.name, "failed")
-            raise
-        self.metrics.record_diagnosis(cluster.name, diagnosis, time.monotonic() - started, trigger=trigger)
-        return diagnosis
-
     # --- a snapshot already in hand ---------------------------------------------------------------
 
     def judge(self, snapshot: Snapshot, trigger: Trigger, timeout: float | None = None) -> Diagnosis:
         """Classify a snapshot read elsewhere (a file, the command line's own collection), in the
         same pool and metered like every other diagnosis; never shared. Raises ``Busy``."""
+        key = ("snapshot", next(self._unshared))
         label = snapshot.cluster or "snapshot"
-        key = ("snapshot", next(self._pastes))
-        try:
-            submitted = self.runs.submit(key, lambda: self._judged(snapshot, label, trigger))
-        except Busy:
-            self.metrics.record_failure(label, "busy")
-            raise
-        return submitted.future.result(timeout=timeout)
-
-    def _judged(self, snapshot: Snapshot, label: str, trigger: Trigger) -> Diagnosis:
-        started = time.monotonic()
-        try:
-            diagnosis = classify(snapshot, self.catalogue)
-        except Exception:
-            self.metrics.record_failure(label, "failed")
-            raise
-        self.metrics.record_diagnosis(label, diagnosis, time.monotonic() - started, trigger=trigger)
-        return diagnosis
+        work = self._submit(key, label, trigger, lambda: classify(snapshot, self.catalogue))
+        return work.future.result(timeout=timeout)
 
     # --- pasted text ------------------------------------------------------------------------------
 
     def explain(self, text: str, trigger: Trigger = "paste", timeout: float | None = None) -> Diagnosis:
         """A diagnosis of pasted output (``ray status``, ``kubectl describe``, logs...), in the same
-        pool as cluster runs; never shared (each paste is its own). Raises ``Busy`` like ``submit``."""
-        key = (PASTED, next(self._pastes))
-        try:
-            submitted = self.runs.submit(key, lambda: self._explained(text, trigger))
-        except Busy:
-            self.metrics.record_failure(PASTED, "busy")
-            raise
-        return submitted.future.result(timeout=timeout)
+        pool as cluster runs; never shared (each paste is its own). Raises ``Busy`` like ``submit``.
+        The parser bounds its own work and says in the notes what it left out."""
+        key = (PASTED, next(self._unshared))
+        work = self._submit(key, PASTED, trigger, lambda: classify(parse_paste(text), self.catalogue))
+        return work.future.result(timeout=timeout)
 
-    def _explained(self, text: str, trigger: Trigger) -> Diagnosis:
+    # --- the one way a diagnosis runs ---------------------------------------------------------------
+
+    def _submit(
+        self, key: Hashable, label: str, trigger: Trigger, work: Callable[[], Diagnosis]
+    ) -> Submitted[Diagnosis]:
+        """``work`` in the pool under ``key`` (joined if that key is running), metered under the
+        ``label`` cluster and the trigger: finished, failed, or refused as busy."""
+        try:
+            return self.runs.submit(key, lambda: self._metered(label, trigger, work))
+        except Busy:
+            self.metrics.record_failure(label, "busy")
+            raise
+
+    def _metered(self, label: str, trigger: Trigger, work: Callable[[], Diagnosis]) -> Diagnosis:
         started = time.monotonic()
         try:
-            # The parser bounds its own work and says in the notes what it left out.
-            diagnosis = classify(parse_paste(text), self.catalogue)
+            diagnosis = work()
         except Exception:
-            self.metrics.record_failure(PASTED, "failed")
+            self.metrics.record_failure(label, "failed")
             raise
-        self.metrics.record_diagnosis(PASTED, diagnosis, time.monotonic() - started, trigger=trigger)
+        self.metrics.record_diagnosis(label, diagnosis, time.monotonic() - started, trigger=trigger)
         return diagnosis
 
     def shutdown(self) -> None:

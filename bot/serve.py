@@ -21,7 +21,6 @@ from slack_sdk import WebClient
 
 from bot.collect.live import api_client
 from bot.config import Config, ConfigError, load_config
-from bot.diagnoser import live_diagnosis
 from bot.leadership import Leadership, LeaseSettings
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
@@ -157,7 +156,8 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
     config = load(environment)
     log_format = variables.get("RAYDIAG_LOG_FORMAT") or config.log_format
     configure_logging("json" if log_format == "json" else "text")
-    bot = Bot(config=config, diagnose=live_diagnosis(config), store=open_state(config, env))
+    # No `diagnose`: the Diagnoser reads the configured clusters live and classifies them.
+    bot = Bot(config=config, store=open_state(config, env))
     register_capacity(bot)
     register_quiz(bot)
     app = build_app(

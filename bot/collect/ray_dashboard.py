@@ -193,17 +193,16 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
                 )
                 break
             fallback = FALLBACKS.get(key)
-            asked = [path]
+            asked = [path]  # the paths that answered 404
             if error.status == 404 and fallback:
-                asked.append(fallback)
                 try:
                     answers[key] = reader.get(fallback)
                     continue
                 except _HttpError as second:
-                    if second.status != 404:
-                        asked.pop()
+                    if second.status == 404:
+                        asked.append(fallback)
                 except DashboardDown:
-                    asked.pop()
+                    pass
             # 404: not in this version; 501: Serve's dependencies are not installed on the head, so
             # no Serve application can run there.
             if error.status in (404, 501) and key in OPTIONAL:
