@@ -30,18 +30,6 @@ def capacity_of(bundle: Bundle) -> Capacity:
     return classify(parse_snapshot(bundle.to_json())).capacity
 
 
-def ray_registers_no_gpu() -> Bundle:
-    """Ray was read and answers: none of its nodes registered a GPU."""
-    bundle = healthy()
-    for node in bundle.ray_nodes():
-        node["resources_total"].pop("GPU", None)
-        if node.get("resources_available"):
-            node["resources_available"].pop("GPU", None)
-    assert bundle.ray_state is not None
-    bundle.ray_state["actors"] = []
-    return bundle
-
-
 def test_dashboard_unreachable_leaves_the_ray_stages_unread() -> None:
     bundle = scenarios.dashboard_connection_refused()
     snapshot = parse_snapshot(bundle.to_json())
@@ -58,7 +46,7 @@ def test_dashboard_unreachable_leaves_the_ray_stages_unread() -> None:
 
 
 def test_ray_read_with_no_gpu_registered_is_zero_not_unread() -> None:
-    capacity = capacity_of(ray_registers_no_gpu())
+    capacity = capacity_of(scenarios.ray_registers_no_gpu())
     assert capacity.layers_read == ["kubernetes", "ray"]
     [a100] = capacity.models
     assert a100.stages == (8, 8, 0, 0, 0)

@@ -16,7 +16,7 @@ from bot.render.capacity_chart import capacity_figure, chart_style
 from bot.render.health import health_facts, render_health_post
 from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
-from tests.support.cluster import CLUSTER, Bundle, healthy
+from tests.support.cluster import CLUSTER, Bundle
 
 NOW = datetime(2026, 11, 30, 9, 52, 41, tzinfo=UTC)
 GAP_CAUSES = {"en": "causes 4 and 8", "zh": "原因 4、8"}
@@ -36,14 +36,7 @@ def dashboard_unreachable() -> Diagnosis:
 
 def ray_registers_no_gpu() -> Diagnosis:
     """Ray read, and none of its nodes registered a GPU: a real 0."""
-    bundle = healthy()
-    for node in bundle.ray_nodes():
-        node["resources_total"].pop("GPU", None)
-        if node.get("resources_available"):
-            node["resources_available"].pop("GPU", None)
-    assert bundle.ray_state is not None
-    bundle.ray_state["actors"] = []
-    return diagnose(bundle)
+    return diagnose(scenarios.ray_registers_no_gpu())
 
 
 def body(message: dict[str, Any]) -> str:

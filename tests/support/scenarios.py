@@ -861,6 +861,18 @@ def ray_nodes_report_their_gpus() -> Bundle:
     return healthy()
 
 
+def ray_registers_no_gpu() -> Bundle:
+    """Ray was read and answers: none of its nodes registered a GPU (a real 0, not "not read")."""
+    bundle = healthy()
+    for node in bundle.ray_nodes():
+        node["resources_total"].pop("GPU", None)
+        if node.get("resources_available"):
+            node["resources_available"].pop("GPU", None)
+    assert bundle.ray_state is not None
+    bundle.ray_state["actors"] = []
+    return bundle
+
+
 def _num_gpus_zero() -> Bundle:
     bundle = healthy()
     group = bundle.find("rayclusters", CLUSTER)["spec"]["workerGroupSpecs"][1]
