@@ -274,12 +274,12 @@ def _get(url: str) -> tuple[int, bytes]:
         return 0, f"{type(err).__name__}: {err}".encode()
 
 
-def record_endpoints(cluster: LocalCluster, folder: Path) -> dict[str, Any]:
+def record_endpoints(cluster: LocalCluster, folder: Path, serve_on_dashboard: bool) -> dict[str, Any]:
     """Every dashboard endpoint the collector reads; on a release whose dashboard has no Serve API
     (2.0-2.7), also the Serve paths on the head's dashboard agent, as ``<key>_agent`` with
     ``"base": "agent"`` (what `serve status` reads there; the collector does not)."""
     asked = [(key, path, "dashboard") for key, path in RECORDED_ENDPOINTS.items()]
-    if not _dashboard_has_serve_api(cluster):
+    if not serve_on_dashboard:
         asked += [
             (f"{key}_agent", path, "agent")
             for key, path in RECORDED_ENDPOINTS.items()
@@ -311,7 +311,9 @@ def _dashboard_has_serve_api(cluster: LocalCluster) -> bool:
     return _get(cluster.dashboard_url + "/api/serve/applications/")[0] != 404
 
 
-def record_commands(cluster: LocalCluster, venv: Path, folder: Path, serve: bool) -> dict[str, Any]:
+def record_commands(
+    cluster: LocalCluster, venv: Path, folder: Path, serve: bool, serve_on_dashboard: bool
+) -> dict[str, Any]:
     ray, gcs, api = str(venv / "bin" / "ray"), cluster.gcs_address, cluster.dashboard_url
     commands: dict[str, list[str]] = {
         "ray_status": [ray, "status", f"--address={gcs}"],
@@ -323,7 +325,7 @@ def record_commands(cluster: LocalCluster, venv: Path, folder: Path, serve: bool
     if serve:
         # Ray 2.0-2.7 serve the Serve REST API (which `serve status` reads) from the dashboard agent;
         # asked through the dashboard, their CLI only says the version check returned 404.
-        serve_api = cluster.head_agent_url if not _dashboard_has_serve_api(cluster) else api
+        serve_api = api if serve_on_dashboard else cluster.head_agent_url
         commands["serve_status"] = [str(venv / "bin" / "serve"), "status", f"--address={serve_api}"]
     index: dict[str, Any] = {}
     for name, argv in commands.items():
@@ -393,8 +395,11 @@ def run_scenario(version: str, venv: Path, facts: dict[str, Any], scenario: str)
             settled[what] = wait_for(functools.partial(check, cluster), SETTLE_S, what)
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        endpoints = record_endpoints(cluster, folder)
-        commands = record_commands(cluster, venv, folder, serve=scenario.startswith("serve"))
+        serve_on_dashboard = _dashboard_has_serve_api(cluster)  # asked once, for both
+        endpoints = record_endpoints(cluster, folder, serve_on_dashboard)
+        commands = record_commands(
+            cluster, venv, folder, serve=scenario.startswith("serve"), serve_on_dashboard=serve_on_dashboard
+        )
         if driver.stdin is not None:
             with contextlib.suppress(OSError):
                 driver.stdin.close()

@@ -749,6 +749,7 @@ def ray_state(
     """
     if not isinstance(responses, Mapping):
         return RayState()
+    missing = unanswered or {}
     status = _Status(responses)
     names = _Names()
     actor_rows = _rows(responses.get("actors"))
@@ -800,8 +801,8 @@ def ray_state(
         serve_applications=_serve_applications(responses.get("serve_applications")),
         jobs=jobs,
         unread={
-            part: [str(path) for path in (unanswered or {})[key]]
+            part: [str(path) for path in missing[key]]
             for key, part in _UNREAD_PARTS.items()
-            if key in (unanswered or {}) and key not in responses
+            if key in missing and key not in responses
         },
     )
