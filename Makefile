@@ -11,7 +11,7 @@ RAY_COMPAT_VENV ?= $(HOME)/.cache/raydiag/venv-ray-$(RAY_COMPAT_VERSION)
 RAY_COMPAT_STAMP := $(RAY_COMPAT_VENV)/.installed-$(shell sha256sum $(RAY_COMPAT_LOCK) | cut -c1-16)
 
 
-.PHONY: demo test lint typecheck unit bench bench-startup eval lock clean postgres scan scan-lock ray-compat-venv
+.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval lock clean postgres scan scan-lock ray-compat-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ bench: $(STAMP)
 # How long `raydiag --help`, `raydiag rules` and `raydiag explain` take, each as its own process.
 bench-startup: $(STAMP)
 	$(BIN)/python benchmarks/bench_startup.py
+
+# `raydiag diagnose --cluster` against the guide's manual quick checks (kubectl and `ray status`) on
+# the compound scenario: a real Ray cluster with the demo's workload and the loopback API server.
+bench-cluster-cli: $(STAMP)
+	$(BIN)/python benchmarks/bench_cluster_cli.py
 
 # Accuracy on the corpus of real pasted outputs (tests/corpus): hit@1, recall, nothing recognised,
 # false alarms, per cause and per format, and the misses by id.

@@ -306,7 +306,7 @@ def markdown(results: dict[str, Any], info: dict[str, str], command: str, pendin
         "",
         "### Ray dashboard faults",
         "",
-        "The Ray half of the collection (`DashboardReader`, `collect_ray`, `from_ray.ray_state`) and "
+        "The Ray half of the collection (`DashboardReader`, `collect_ray`, `ray_json.ray_state`) and "
         "`classify` against a loopback dashboard replaying the recorded `broken` Ray 2.60 cluster, or "
         "the hand-written Ray 2.9 / 2.2 answers, or a newer shape (unknown fields, renamed optional "
         "fields); per-call timeout 1 s.",

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bot.diagnosis import Layer, Severity
+from bot.snapshot.base import new_dict, new_list
+from bot.terms import Layer, Severity
 
 if TYPE_CHECKING:
     from bot.classify.registry import DetectorSpec
@@ -78,9 +79,9 @@ class Rule(BaseModel):
     severity: Severity
     priority: int = Field(default=100, ge=0, le=1000)
     detector: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    supersedes: list[str] = Field(default_factory=list)
-    commands: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=new_dict)
+    supersedes: list[str] = Field(default_factory=new_list)
+    commands: list[str] = Field(default_factory=new_list)
     text: dict[Language, RuleText]
 
     @field_validator("id")

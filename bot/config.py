@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.cron import cron_problem
+from bot.snapshot.base import new_dict, new_list
 
 # What a cluster name may look like wherever a user types one: a DNS-1123 label.
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -76,8 +76,8 @@ class ProbeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    allowed_users: list[str] = Field(default_factory=list)
-    allowed_groups: list[str] = Field(default_factory=list)
+    allowed_users: list[str] = Field(default_factory=new_list)
+    allowed_groups: list[str] = Field(default_factory=new_list)
     gpu_timeout_s: float = Field(default=60.0, gt=0, le=900)
 
     @field_validator("allowed_users")
@@ -96,14 +96,14 @@ class LanguageConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    channels: dict[str, Literal["en", "zh"]] = Field(default_factory=dict)
-    users: dict[str, Literal["en", "zh"]] = Field(default_factory=dict)
+    channels: dict[str, Literal["en", "zh"]] = Field(default_factory=new_dict)
+    users: dict[str, Literal["en", "zh"]] = Field(default_factory=new_dict)
 
 
 class SlackConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    incident_channels: list[str] = Field(default_factory=list)
+    incident_channels: list[str] = Field(default_factory=new_list)
     languages: LanguageConfig = Field(default_factory=LanguageConfig)
     # Diagnoses that may run at once; the rest wait in a queue of this many, then "busy".
     workers: int = Field(default=4, ge=1, le=64)
@@ -232,13 +232,13 @@ class LeaderElectionConfig(BaseModel):
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    clusters: list[ClusterConfig] = Field(default_factory=list)
+    clusters: list[ClusterConfig] = Field(default_factory=new_list)
     language: Literal["en", "zh"] = "en"
     collection: CollectionConfig = Field(default_factory=CollectionConfig)
     probes: ProbeConfig = Field(default_factory=ProbeConfig)
     slack: SlackConfig = Field(default_factory=SlackConfig)
     state: StateConfig = Field(default_factory=StateConfig)
-    schedules: list[ScheduleConfig] = Field(default_factory=list)
+    schedules: list[ScheduleConfig] = Field(default_factory=new_list)
     health_posts: HealthPostConfig = Field(default_factory=HealthPostConfig)
     leader_election: LeaderElectionConfig = Field(default_factory=LeaderElectionConfig)
     # "json": one JSON object per log line (RAYDIAG_LOG_FORMAT overrides).
@@ -284,6 +284,8 @@ class Config(BaseModel):
 
 
 def load_config(path: Path) -> Config:
+    import yaml  # noqa: PLC0415 - lazy: a default configuration (pastes, snapshots) reads no YAML
+
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:

@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.catalogue import Catalogue, default_catalogue
 from bot.classify import classify
-from bot.collect.live import Target, collect_live
-from bot.collect.paste import parse_paste
 from bot.config import ClusterConfig, Config
 from bot.diagnosis import Diagnosis
 from bot.snapshot.model import Snapshot
 from bot.workers import Busy, SharedRuns, Submitted
 
 if TYPE_CHECKING:
+    from bot.collect.live import Target
     from bot.observe.metrics import Metrics
 
 # Who asked: the metrics' ``trigger`` label.
@@ -69,6 +68,8 @@ __all__ = [
 
 def target_of(cluster: ClusterConfig, namespace: str | None = None) -> Target:
     """Where a configured cluster is read from (its own namespace unless one is given)."""
+    from bot.collect.live import Target  # noqa: PLC0415 - lazy: pastes and snapshots load no client
+
     return Target(
         cluster=cluster.name,
         namespace=namespace or cluster.namespace,
@@ -81,6 +82,8 @@ def target_of(cluster: ClusterConfig, namespace: str | None = None) -> Target:
 
 def live_snapshot(config: Config) -> CollectSnapshot:
     def run(cluster: ClusterConfig, namespace: str) -> Snapshot:
+        from bot.collect.live import collect_live  # noqa: PLC0415 - lazy: pastes and snapshots load no client
+
         return collect_live(
             target_of(cluster, namespace),
             deadline_s=config.collection.deadline_s,
@@ -151,6 +154,8 @@ class Diagnoser:
         """A diagnosis of pasted output (``ray status``, ``kubectl describe``, logs...), in the same
         pool as cluster runs; never shared (each paste is its own). Raises ``Busy`` like ``submit``.
         The parser bounds its own work and says in the notes what it left out."""
+        from bot.collect.paste import parse_paste  # noqa: PLC0415 - lazy: the paste readers load only for pastes
+
         key = (PASTED, next(self._unshared))
         work = self._submit(key, PASTED, trigger, lambda: classify(parse_paste(text), self.catalogue))
         return work.future.result(timeout=timeout)

@@ -14,13 +14,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
+from bot.snapshot.base import new_dict, new_list
 from bot.snapshot.errors import CollectionError
 
-Severity = Literal["critical", "warning", "info"]
-Layer = Literal["kubernetes", "ray", "application"]
-VerdictLayer = Literal["kubernetes", "ray", "application", "healthy", "unknown"]
+# The words shared with the rule catalogue (a leaf, so that the catalogue loads without these models).
+from bot.terms import Layer, Severity
 
-SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
+VerdictLayer = Literal["kubernetes", "ray", "application", "healthy", "unknown"]
 
 
 class _Model(BaseModel):
@@ -38,8 +38,25 @@ class Subject(_Model):
 
 
 class Evidence(_Model):
+    """One line of evidence, and where it comes from.
+
+    ``text`` is either a verbatim quote of what a tool wrote (an event message, a log line, a
+    status) or a line raydiag writes itself from figures it read. For the second kind ``phrase``
+    names the message that words it and ``values`` holds its atoms (names, figures, shapes), so
+    the renderer can say it in the reader's language; ``source_phrase`` does the same for a label
+    raydiag writes (``raydiag fit replay (agrees with the scheduler)``). ``source`` and ``text``
+    stay the English rendering, which every reader of a diagnosis (the JSON report, tests, stored
+    posts) keeps using. A quote has no phrase and is never translated.
+
+    A value ``<n>.<field>`` makes the phrase a list: it is said once per item ``<n>`` with that
+    item's fields (and the plain values), the items joined the way the language lists them.
+    """
+
     source: str
     text: str
+    phrase: str | None = None
+    source_phrase: str | None = None
+    values: dict[str, str] = Field(default_factory=new_dict)
 
 
 class Finding(_Model):
@@ -49,8 +66,8 @@ class Finding(_Model):
     layer: Layer
     severity: Severity
     subject: Subject
-    evidence: list[Evidence] = Field(default_factory=list)
-    params: dict[str, str] = Field(default_factory=dict)
+    evidence: list[Evidence] = Field(default_factory=new_list)
+    params: dict[str, str] = Field(default_factory=new_dict)
 
 
 # A count of GPUs at one stage; ``None`` when the layer that holds that stage was not read, which
@@ -103,7 +120,7 @@ class UnscheduledPod(_Model):
 class RayDemand(_Model):
     """Work waiting in Ray for resources: one shape (a placement group's bundles added up), how often."""
 
-    shape: dict[str, float] = Field(default_factory=dict)
+    shape: dict[str, float] = Field(default_factory=new_dict)
     count: int = 1
 
 
@@ -130,19 +147,19 @@ class Capacity(_Model):
     "not read" instead of 0 and infers no cause from it.
     """
 
-    layers_read: list[ReadLayer] = Field(default_factory=list)
+    layers_read: list[ReadLayer] = Field(default_factory=new_list)
     # Biggest models first, ``unknown`` and ``any`` last.
-    models: list[GpuModelCapacity] = Field(default_factory=list)
+    models: list[GpuModelCapacity] = Field(default_factory=new_list)
     # Kubernetes layer.
     gpu_nodes: int | None = None
-    pending_pods: list[UnscheduledPod] = Field(default_factory=list)  # oldest first
+    pending_pods: list[UnscheduledPod] = Field(default_factory=new_list)  # oldest first
     ready_worker_pods: int | None = None
     # Ray layer.
     ray_nodes_alive: int | None = None
-    demands: list[RayDemand] = Field(default_factory=list)
-    gpu_actors: list[GpuActor] = Field(default_factory=list)  # most GPUs first
+    demands: list[RayDemand] = Field(default_factory=new_list)
+    gpu_actors: list[GpuActor] = Field(default_factory=new_list)  # most GPUs first
     # Either layer: cluster-autoscaler or Karpenter events, Ray's autoscaler launching nodes.
-    scale_ups: list[ScaleUp] = Field(default_factory=list)
+    scale_ups: list[ScaleUp] = Field(default_factory=new_list)
 
     @property
     def kubernetes_read(self) -> bool:
@@ -157,12 +174,12 @@ class Diagnosis(_Model):
     cluster: str | None = None
     # Where the Ray cluster lives; fills {namespace} in commands whose subject has none.
     namespace: str | None = None
-    findings: list[Finding] = Field(default_factory=list)
-    errors: list[CollectionError] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=new_list)
+    errors: list[CollectionError] = Field(default_factory=new_list)
+    notes: list[str] = Field(default_factory=new_list)
     # Headline figures for the verdict line ("3/4 worker Pods joined Ray", "GPUs: 8 in Kubernetes,
     # 4 in Ray"); keys are stable identifiers, values already formatted.
-    figures: dict[str, str] = Field(default_factory=dict)
+    figures: dict[str, str] = Field(default_factory=new_dict)
     # The GPUs layer by layer, for the capacity picture and the health post.
     capacity: Capacity = Field(default_factory=Capacity)
 

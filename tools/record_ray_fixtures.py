@@ -49,7 +49,7 @@ from bot.demo.local_ray import (  # noqa: E402
 FIXTURES = REPO / "tests" / "fixtures" / "ray"
 NAMESPACE = "raydiag-rec"
 
-# Fixture key -> dashboard path. The key is the file name and, for the keys from_ray understands,
+# Fixture key -> dashboard path. The key is the file name and, for the keys ray_json.ray_state understands,
 # the logical name the live collector will use.
 ENDPOINTS: dict[str, str] = {
     "version": "/api/version",

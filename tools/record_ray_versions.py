@@ -99,7 +99,7 @@ PINS: list[tuple[str, str, str, str]] = [
         "module level (not in 2.20); setuptools is dropping pkg_resources",
     ),
 ]
-# Every endpoint the collector reads, under the key from_ray takes; fallbacks under their own key.
+# Every endpoint the collector reads, under the key ray_json.ray_state takes; fallbacks under their own key.
 RECORDED_ENDPOINTS: dict[str, str] = {
     **ENDPOINTS,
     **{f"{key}_fallback": path for key, path in FALLBACKS.items()},

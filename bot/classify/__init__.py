@@ -18,8 +18,9 @@ from bot.classify.capacity import capacity_of
 from bot.classify.context import RAY_CLUSTER_LABEL, Context
 from bot.classify.figures import headline_figures
 from bot.classify.registry import DETECTORS, Hit
-from bot.diagnosis import SEVERITY_ORDER, Capacity, Diagnosis, Finding
+from bot.diagnosis import Capacity, Diagnosis, Finding
 from bot.snapshot.model import CollectionError, Snapshot
+from bot.terms import SEVERITY_ORDER
 
 __all__ = ["classify"]
 

@@ -18,6 +18,9 @@ from bot.snapshot.model import Snapshot
 from bot.snapshot.pod_index import PodIndex
 from bot.snapshot.ray import RayNode, RayState
 
+# How much of one line the text rules search.
+MAX_SEARCHED = 20_000
+
 T = TypeVar("T")
 
 RAY_CLUSTER_LABEL = "ray.io/cluster"
@@ -36,6 +39,16 @@ class Text:
     container: str | None = None
     object_kind: str | None = None
     object_name: str | None = None
+
+    @cached_property
+    def searched(self) -> str:
+        """The part of the line text rules search (a JSON log line can be megabytes)."""
+        return self.text[:MAX_SEARCHED]
+
+    @cached_property
+    def lowered(self) -> str:
+        """``searched`` in lower case, for the text rules' literal prefilter; made once per line."""
+        return self.searched.lower()
 
 
 class Context:

@@ -9,18 +9,21 @@ never live usage: GPUs cannot be overcommitted, and a quiet node can still be fu
 
 Nodes that look alike (same labels, taints and cordon state) are judged once for the static
 filters, and the resource filter compares a Pod's requests with every eligible node at once (one
-array of free amounts per resource), which keeps the cost low on clusters with thousands of nodes.
+numpy array of free amounts per resource), which keeps the cost low on clusters with thousands of
+nodes; below ``ARRAY_TABLE_FROM`` nodes the same checks run on plain lists, cheaper there than
+importing numpy.
 Per-node shortfalls are spelt out only for the few nodes that came closest: a message names
 those, and thousands of objects for nodes nobody reads about would cost more than the replay.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,12 +92,14 @@ class Shortfall:
     free: float
     allocatable: float
 
-    def describe(self) -> str:
-        return (
-            f"{self.resource}: needs {format_amount(self.resource, self.needed)}, "
-            f"{format_amount(self.resource, self.free)} free of "
-            f"{format_amount(self.resource, self.allocatable)} allocatable"
-        )
+    def atoms(self) -> dict[str, str]:
+        """The shortfall as atoms (the resource and its amounts); the renderer words them."""
+        return {
+            "resource": self.resource,
+            "needed": format_amount(self.resource, self.needed),
+            "free": format_amount(self.resource, self.free),
+            "allocatable": format_amount(self.resource, self.allocatable),
+        }
 
 
 @dataclass
@@ -520,6 +525,147 @@ def taint_of(reason: str) -> str:
     return taint.group() if taint else reason
 
 
+# Below this many nodes the resource filter runs on plain lists and numpy is not imported at all.
+# Measured on 2 shared cores (one replay per pending-Pod template, which is what a diagnosis runs):
+# importing numpy costs 93-144 ms per process; a replay costs 0.13/0.23 ms (lists/numpy) on 16
+# nodes, 0.29/0.24 on 64, 0.94/0.35 on 256, 1.8/0.41 on 512, 3.3/0.58 on 1,024 and 22/3.0 on
+# 5,000. Lists are slower per replay from about 64 nodes, but numpy wins back its import only
+# after 70-180 templates at 512 nodes (35-60 at 1,024, 5-10 at 5,000); clusters have tens.
+ARRAY_TABLE_FROM = 512
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One NodeResourcesFit test: a node lacks ``resource`` when ``needed > free + tolerance``.
+
+    The same expressions serve one free amount (the list table) and a column of them (numpy's).
+    A resource no node lists as allocatable is lacking on every node, whatever the tolerance; its
+    gap counts free as zero.
+    """
+
+    resource: str
+    needed: float
+    tolerance: float
+    reason: str
+
+    @overload
+    def lacks(self, free: float) -> bool: ...
+    @overload
+    def lacks(self, free: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]: ...
+    def lacks(self, free: float | npt.NDArray[np.float64]) -> bool | npt.NDArray[np.bool_]:
+        return self.needed > free + self.tolerance
+
+    @overload
+    def gap(self, free: float) -> float: ...
+    @overload
+    def gap(self, free: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def gap(self, free: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
+        """How far a node is from passing, as a share of the need (summed over what it lacks)."""
+        return (self.needed - free) / self.needed
+
+
+def resource_checks(needs: Sequence[tuple[str, float]]) -> list[_Check]:
+    """The checks in the scheduler's order: room for one more Pod (``free < 1``), then each request."""
+    pods = _Check("pods", 1.0, 0.0, REASON_TOO_MANY_PODS)
+    return [pods] + [_Check(r, needed, 1e-9, insufficient_reason(r)) for r, needed in needs]
+
+
+@dataclass(frozen=True)
+class _Replay:
+    """NodeResourcesFit over the eligible nodes; positions are indexes into the eligible list."""
+
+    counts: list[int]  # per check: how many eligible nodes fail it
+    fitting: list[int]  # the nodes that pass every check
+    # The nodes that lack least (fewest checks failed, then smallest summed gap, then position),
+    # at most CLOSEST_KEPT of them, in eligible order.
+    closest: list[int]
+
+
+def free_columns(
+    nodes: Sequence[Node], requested: Mapping[str, Mapping[str, float]]
+) -> dict[str, list[float]]:
+    """Free amount of every resource on every node, one list (in node order) per resource name.
+
+    A resource a node does not list as allocatable has nothing free there, whatever its Pods
+    ask for (the same as ``FitExplainer.free()``).
+    """
+    names = sorted({r for node in nodes for r in node.allocatable} | {"pods"})
+    columns = {name: [0.0] * len(nodes) for name in names}
+    pods = columns["pods"]
+    for row, node in enumerate(nodes):
+        used = requested.get(node.name, {})
+        for resource, amount in node.allocatable.items():
+            columns[resource][row] = float(amount - used.get(resource, 0.0))
+        pods[row] = float(node.allocatable.get("pods", DEFAULT_MAX_PODS) - used.get("pods", 0.0))
+    return columns
+
+
+class _ListTable:
+    """Free amounts as Python lists, one per resource: small clusters, numpy never imported."""
+
+    def __init__(self, columns: dict[str, list[float]]) -> None:
+        self._columns = columns
+
+    def replay(self, checks: Sequence[_Check], eligible: Sequence[int]) -> _Replay:
+        frees: list[list[float] | None] = []
+        lacks: list[list[bool]] = []  # one row per check, one flag per eligible node
+        for check in checks:
+            column = self._columns.get(check.resource)
+            free = None if column is None else [column[p] for p in eligible]
+            frees.append(free)
+            lacks.append([True] * len(eligible) if free is None else [check.lacks(f) for f in free])
+        by_node = list(zip(*lacks, strict=True))
+
+        def rank(position: int) -> tuple[int, float, int]:
+            # The gap is summed in check order, as the numpy table sums its columns.
+            gap = 0.0
+            for check, flags, free in zip(checks, lacks, frees, strict=True):
+                if flags[position]:
+                    gap += check.gap(0.0 if free is None else free[position])
+            return sum(by_node[position]), gap, position
+
+        short = [position for position, flags in enumerate(by_node) if any(flags)]
+        return _Replay(
+            counts=[sum(flags) for flags in lacks],
+            fitting=[position for position, flags in enumerate(by_node) if not any(flags)],
+            closest=sorted(heapq.nsmallest(CLOSEST_KEPT, short, key=rank)),
+        )
+
+
+class _ArrayTable:
+    """Free amounts as one numpy array (a row per resource): every eligible node compared at once."""
+
+    def __init__(self, columns: dict[str, list[float]]) -> None:
+        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.14 s) only for large clusters
+
+        self._rows = {name: row for row, name in enumerate(columns)}
+        self._free = np.array(list(columns.values()), dtype=np.float64)
+
+    def replay(self, checks: Sequence[_Check], eligible: Sequence[int]) -> _Replay:
+        import numpy as np  # noqa: PLC0415 - lazy, see __init__
+
+        positions = np.array(eligible, dtype=np.intp)
+        frees: list[npt.NDArray[np.float64] | None] = []
+        rows: list[npt.NDArray[np.bool_]] = []
+        for check in checks:
+            row = self._rows.get(check.resource)
+            free = None if row is None else self._free[row, positions]
+            frees.append(free)
+            rows.append(np.ones(len(eligible), dtype=bool) if free is None else check.lacks(free))
+        lacks = np.vstack(rows)
+        fits = ~np.any(lacks, axis=0)
+        short = np.flatnonzero(~fits)
+        gap = np.zeros(len(short))
+        for check, flags, free in zip(checks, lacks, frees, strict=True):
+            gap += np.where(flags[short], check.gap(0.0 if free is None else free[short]), 0.0)
+        order = np.lexsort((short, gap, lacks[:, short].sum(axis=0)))[:CLOSEST_KEPT]
+        return _Replay(
+            counts=lacks.sum(axis=1).tolist(),
+            fitting=np.flatnonzero(fits).tolist(),
+            closest=sorted(short[order].tolist()),
+        )
+
+
 class FitExplainer:
     """Replays kube-scheduler's filters for Pods against one set of nodes."""
 
@@ -528,6 +674,8 @@ class FitExplainer:
         nodes: Sequence[Node],
         requested_by_node: Mapping[str, Mapping[str, float]],
         pods_by_node: Mapping[str, Sequence[Pod]] | None = None,
+        *,
+        array_from: int | None = None,  # ARRAY_TABLE_FROM unless a test forces a table
     ) -> None:
         self.nodes = list(nodes)
         self.requested = requested_by_node
@@ -540,27 +688,10 @@ class FitExplainer:
             self._classes.setdefault(node_class(node), []).append(position)
         self._free: dict[str, dict[str, float]] = {}
         self._domains: dict[str, dict[str, list[Pod]]] = {}
-        self._columns, self._free_table = self._free_amounts()
+        columns = free_columns(self.nodes, requested_by_node)
+        large = len(self.nodes) >= (ARRAY_TABLE_FROM if array_from is None else array_from)
+        self._table = _ArrayTable(columns) if large else _ListTable(columns)
         self._class_names = {key: [self.nodes[p].name for p in group] for key, group in self._classes.items()}
-
-    def _free_amounts(self) -> tuple[dict[str, int], npt.NDArray[np.float64]]:
-        """Free amount of every resource on every node, one column per resource name.
-
-        A resource a node does not list as allocatable has nothing free there, whatever its Pods
-        ask for (the same as ``free()``).
-        """
-        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
-
-        names = sorted({r for node in self.nodes for r in node.allocatable} | {"pods"})
-        columns = {name: column for column, name in enumerate(names)}
-        table = np.zeros((len(self.nodes), len(names)))
-        pods = columns["pods"]
-        for row, node in enumerate(self.nodes):
-            used = self.requested.get(node.name, {})
-            for resource, amount in node.allocatable.items():
-                table[row, columns[resource]] = amount - used.get(resource, 0.0)
-            table[row, pods] = node.allocatable.get("pods", DEFAULT_MAX_PODS) - used.get("pods", 0.0)
-        return columns, table
 
     def free(self, node: Node) -> dict[str, float]:
         cached = self._free.get(node.name)
@@ -608,11 +739,13 @@ class FitExplainer:
         if not eligible:
             return explanation
         needs = self.needs(pod)
-        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
-
-        lacks = self._lacking(needs, np.array(eligible, dtype=np.intp), explanation)
-        fits = ~np.any(lacks, axis=0) if lacks.size else np.ones(len(eligible), dtype=bool)
-        for position in np.flatnonzero(fits).tolist():
+        checks = resource_checks(needs)
+        replay = self._table.replay(checks, eligible)
+        for check, count in zip(checks, replay.counts, strict=True):
+            if count:
+                explanation.reasons[check.reason] += count
+                explanation.lacking_resources.add(check.resource)
+        for position in replay.fitting:
             node = self.nodes[eligible[position]]
             affinity = self.affinity_reason(pod, node) if pod.pod_affinity_terms else None
             if affinity is not None:
@@ -620,7 +753,7 @@ class FitExplainer:
                 explanation.blocked_by[node.name] = affinity
                 continue
             explanation.fitting_nodes.append(node.name)
-        for position in self._closest_lacking(needs, eligible, lacks, fits):
+        for position in replay.closest:
             node = self.nodes[eligible[position]]
             explanation.shortfalls[node.name] = self.resource_shortfalls(pod, node, needs)
         return explanation
@@ -648,55 +781,6 @@ class FitExplainer:
                 explanation.blocked_by[node.name] = reason
         explanation.eligible_nodes = [self.nodes[p].name for p in eligible]
         return eligible
-
-    def _lacking(
-        self, needs: list[tuple[str, float]], eligible: npt.NDArray[np.intp], explanation: FitExplanation
-    ) -> npt.NDArray[np.bool_]:
-        """NodeResourcesFit on every eligible node at once: one row per checked resource, pods first."""
-        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
-
-        rows = [self._free_table[eligible, self._columns["pods"]] < 1]
-        reasons = [REASON_TOO_MANY_PODS]
-        resources = ["pods"]
-        for resource, needed in needs:
-            column = self._columns.get(resource)
-            if column is None:
-                rows.append(np.ones(len(eligible), dtype=bool))
-            else:
-                rows.append(needed > self._free_table[eligible, column] + 1e-9)
-            reasons.append(insufficient_reason(resource))
-            resources.append(resource)
-        lacks = np.vstack(rows)
-        for reason, resource, count in zip(reasons, resources, lacks.sum(axis=1).tolist(), strict=True):
-            if count:
-                explanation.reasons[reason] += count
-                explanation.lacking_resources.add(resource)
-        return lacks
-
-    def _closest_lacking(
-        self,
-        needs: list[tuple[str, float]],
-        eligible: list[int],
-        lacks: npt.NDArray[np.bool_],
-        fits: npt.NDArray[np.bool_],
-    ) -> list[int]:
-        """Positions (in eligible order) of the nodes that lack least: fewest resources, then smallest gap."""
-        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.2 s) only when nodes are replayed
-
-        short = np.flatnonzero(~fits)
-        if not short.size:
-            return []
-        rows = np.array(eligible, dtype=np.intp)[short]
-        count = lacks[:, short].sum(axis=0)
-        # The gap is summed in the order resource_shortfalls lists them, so ties break as before.
-        gap = np.zeros(len(short))
-        gap += np.where(lacks[0, short], 1.0 - self._free_table[rows, self._columns["pods"]], 0.0)
-        for row, (resource, needed) in enumerate(needs, start=1):
-            column = self._columns.get(resource)
-            free = self._free_table[rows, column] if column is not None else np.zeros(len(short))
-            gap += np.where(lacks[row, short], (needed - free) / needed, 0.0)
-        order = np.lexsort((short, gap, count))[:CLOSEST_KEPT]
-        return sorted(short[order].tolist())
 
     def _domain_pods(self, node: Node, topology_key: str) -> Sequence[Pod]:
         value = node.labels.get(topology_key)

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from bot.diagnosis import Evidence, Severity, Subject
+from bot.diagnosis import Evidence, Subject
+from bot.terms import Severity
 
 if TYPE_CHECKING:
     from bot.catalogue import Rule

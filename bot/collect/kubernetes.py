@@ -15,8 +15,10 @@ lists and have raised on real clusters when a field the OpenAPI schema calls req
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +62,13 @@ PAGE_SIZE = 500
 PROXY_PAGE = "instead of the API's JSON (a proxy or load balancer in front of the API server answered)"
 # Past this many candidate nodes, one paginated list of all Pods costs fewer requests.
 MAX_NODE_QUERIES = 300
+# Independent reads go out together, at most this many at a time: against a real API server each
+# call is a round trip (tens of milliseconds through a VPN or a cloud's front end), and the reads
+# of one diagnosis are a dozen; more at once would only queue behind API Priority and Fairness.
+MAX_PARALLEL_CALLS = 6
+# The failures that are about the API server as a whole, not about one call: after the first, no
+# other call is made (each would wait for the same refusal) and one error stands for them all.
+_UNREACHABLE = ("connection refused", "the API server's name does not resolve", "TLS: ")
 
 
 @dataclass(frozen=True)
@@ -100,12 +109,30 @@ class ApiCall:
 
 
 class ApiFailure(Exception):
-    """A call that did not give a usable answer; ``status`` is the HTTP status or 0."""
+    """A call that did not give a usable answer; ``status`` is the HTTP status or 0.
 
-    def __init__(self, call: ApiCall, status: int, message: str) -> None:
+    ``unreachable``: the API server itself could not be reached (refused, unresolvable, TLS), so
+    this says nothing about the call in particular.
+    """
+
+    def __init__(self, call: ApiCall, status: int, message: str, *, unreachable: bool = False) -> None:
         super().__init__(message)
         self.call = call
         self.status = status
+        self.unreachable = unreachable
+
+
+@dataclass
+class _Server:
+    """What the readers of one collection share: whether the API server was found unreachable."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    unreachable: ApiFailure | None = None
+    reported: bool = False
+    # Calls in flight, over every reader of the collection (reads made at once may nest).
+    slots: threading.BoundedSemaphore = field(
+        default_factory=lambda: threading.BoundedSemaphore(MAX_PARALLEL_CALLS)
+    )
 
 
 def _status_message(body: bytes) -> str:
@@ -146,6 +173,18 @@ class KubernetesReader:
     errors: list[CollectionError] = field(default_factory=list)
     made: list[ApiCall] = field(default_factory=list)
     bytes_read: int = 0
+    _server: _Server = field(default_factory=_Server, repr=False)
+
+    def fork(self) -> KubernetesReader:
+        """A reader for one of several reads made at once: same client, deadline and server state,
+        its own record of calls and errors (``absorb`` takes them back, in a fixed order)."""
+        return KubernetesReader(self.api_client, self.deadline, self.call_timeout, _server=self._server)
+
+    def absorb(self, other: KubernetesReader) -> None:
+        self.errors += other.errors
+        self.made += other.made
+        self.bytes_read += other.bytes_read
+        other.errors, other.made, other.bytes_read = [], [], 0
 
     def _send(self, call: ApiCall, timeout: float) -> tuple[int, bytes, Mapping[str, str]]:
         query = [(k, v) for k, v in call.query]
@@ -168,14 +207,24 @@ class KubernetesReader:
             raise ApiFailure(
                 call, 0, f"skipped: the {self.deadline.total:g}s collection deadline was reached"
             )
+        unreachable = self._server.unreachable
+        if unreachable is not None:
+            raise ApiFailure(call, 0, str(unreachable), unreachable=True)
         self.made.append(call)
         for attempt in range(2):
             # The last calls before the deadline get only the time that is left.
             timeout = min(self.call_timeout, max(0.05, self.deadline.remaining()))
             try:
-                status, body, headers = self._send(call, timeout)
+                with self._server.slots:
+                    status, body, headers = self._send(call, timeout)
             except Exception as error:  # urllib3 timeouts, refused connections, TLS and DNS errors
-                raise ApiFailure(call, 0, _network_message(error, timeout)) from error
+                message = _network_message(error, timeout)
+                if not message.startswith(_UNREACHABLE):
+                    raise ApiFailure(call, 0, message) from error
+                failure = ApiFailure(call, 0, message, unreachable=True)
+                with self._server.lock:
+                    self._server.unreachable = self._server.unreachable or failure
+                raise failure from error
             self.bytes_read += len(body)
             if status == 429 and attempt == 0:
                 wait = _retry_after(headers)
@@ -231,6 +280,22 @@ class KubernetesReader:
                 return found
 
     def record(self, failure: ApiFailure, source: str | None = None) -> None:
+        if failure.unreachable:
+            with self._server.lock:
+                if self._server.reported:
+                    return
+                self._server.reported = True
+            host = getattr(getattr(self.api_client, "configuration", None), "host", None)
+            self.errors.append(
+                CollectionError(
+                    source="kubernetes api",
+                    message=f"cannot reach the Kubernetes API server{f' at {host}' if host else ''} "
+                    f"({failure.call.describe()}): {failure}; no other Kubernetes call was made",
+                    hint="check the kubeconfig context's server address, the network path to it (VPN, "
+                    "proxy) and that the API server is up: `kubectl cluster-info`",
+                )
+            )
+            return
         _verb, _group, resource = failure.call.scope
         self.errors.append(
             CollectionError(
@@ -278,6 +343,8 @@ def _network_message(error: Exception, timeout: float) -> str:
         return "the connection was closed or reset before an answer came"
     if "resolve" in text.lower() or "name or service not known" in text.lower():
         return "the API server's name does not resolve"
+    if "ssl" in text.lower() or "certificate" in text.lower():
+        return f"TLS: the handshake with the API server failed ({text[:200]})"
     return f"{type(error).__name__}: {text[:200]}"
 
 
@@ -362,10 +429,29 @@ def read_raycluster(reader: KubernetesReader, name: str, namespace: str) -> Mapp
     return None
 
 
-def _owner_objects(
-    reader: KubernetesReader, found: KubernetesObjects, cluster: Mapping[str, Any], namespace: str
-) -> None:
-    """The RayJob or RayService that owns the RayCluster, as its owner references name them."""
+Read = list[tuple[str, list[Any] | None]]  # what one read found: (KubernetesObjects key, items)
+
+
+def in_parallel(reader: KubernetesReader, reads: Sequence[Callable[[KubernetesReader], Read]]) -> Read:
+    """Run independent reads at once (at most ``MAX_PARALLEL_CALLS``), each with a reader of its own;
+    their answers, calls and errors come back in the order of ``reads``, however they finished."""
+    if len(reads) <= 1:
+        return [found for read in reads for found in read(reader)]
+    readers = [reader.fork() for _ in reads]
+    with ThreadPoolExecutor(min(MAX_PARALLEL_CALLS, len(reads)), thread_name_prefix="raydiag-k8s") as pool:
+        futures = [pool.submit(read, own) for read, own in zip(reads, readers, strict=True)]
+        answers = [future.result() for future in futures]
+    for own in readers:
+        reader.absorb(own)
+    return [found for answer in answers for found in answer]
+
+
+def _cluster_and_owners(reader: KubernetesReader, cluster_name: str, namespace: str) -> Read:
+    """The RayCluster, and the RayJob or RayService that owns it as its owner references name them."""
+    cluster = read_raycluster(reader, cluster_name, namespace)
+    if cluster is None:
+        return []
+    found: Read = [("rayclusters", [cluster])]
     owners = dig(cluster, "metadata", "ownerReferences")
     for owner in owners if isinstance(owners, list) else []:
         plural = {"RayJob": "rayjobs", "RayService": "rayservices"}.get(str(dig(owner, "kind")))
@@ -374,110 +460,129 @@ def _owner_objects(
         version = str(dig(owner, "apiVersion") or "ray.io/v1").rsplit("/", 1)[-1]
         obj = reader.try_json(ApiCall("get", "ray.io", version, plural, namespace, str(dig(owner, "name"))))
         if isinstance(obj, Mapping):
-            found.add(plural, [obj])
-
-
-def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: str) -> KubernetesObjects:
-    """Everything the classifier needs from Kubernetes about one RayCluster, and no more."""
-    found = KubernetesObjects()
-    cluster = read_raycluster(reader, cluster_name, namespace)
-    if cluster is not None:
-        found.add("rayclusters", [cluster])
-        _owner_objects(reader, found, cluster, namespace)
-    pods = reader.try_items(
-        _core("pods", namespace=namespace, labelSelector=f"ray.io/cluster={cluster_name}")
-    )
-    found.add("pods", pods)
-    pending = reader.try_items(_core("pods", fieldSelector="status.phase=Pending"))
-    found.add("pods", pending)
-    nodes = reader.try_items(_core("nodes"))
-    found.add("nodes", nodes)
-    found.add("events", reader.try_items(_core("events", namespace=namespace)))
-    _pending_elsewhere_events(reader, found, namespace)
-    service = reader.try_json(
-        _core("services", namespace=namespace, name=f"{cluster_name}-head-svc"), missing_ok=True
-    )
-    if isinstance(service, Mapping):
-        found.add("services", [service])
-        endpoints = reader.try_json(
-            _core("endpoints", namespace=namespace, name=f"{cluster_name}-head-svc"), missing_ok=True
-        )
-        if isinstance(endpoints, Mapping):
-            found.add("endpoints", [endpoints])
-        else:
-            found.add(
-                "endpoints",
-                reader.try_items(
-                    ApiCall(
-                        "list",
-                        "discovery.k8s.io",
-                        "v1",
-                        "endpointslices",
-                        namespace,
-                        query=(("labelSelector", f"kubernetes.io/service-name={cluster_name}-head-svc"),),
-                    )
-                ),
-            )
-    found.add("resource_quotas", reader.try_items(_core("resourcequotas", namespace=namespace)))
-    found.add(
-        "network_policies",
-        reader.try_items(ApiCall("list", "networking.k8s.io", "v1", "networkpolicies", namespace)),
-    )
-    _claims(reader, found)
-    _device_plugins(reader, found)
-    _kueue(reader, found, namespace)
-    _bound_pods(reader, found, cluster_name)
+            found.append((plural, [obj]))
     return found
 
 
-def _pending_elsewhere_events(reader: KubernetesReader, found: KubernetesObjects, namespace: str) -> None:
+def _head_service(reader: KubernetesReader, cluster_name: str, namespace: str) -> Read:
+    """The head Service and what routes to it: its Endpoints, else its EndpointSlices."""
+    service = reader.try_json(
+        _core("services", namespace=namespace, name=f"{cluster_name}-head-svc"), missing_ok=True
+    )
+    if not isinstance(service, Mapping):
+        return []
+    endpoints = reader.try_json(
+        _core("endpoints", namespace=namespace, name=f"{cluster_name}-head-svc"), missing_ok=True
+    )
+    if isinstance(endpoints, Mapping):
+        return [("services", [service]), ("endpoints", [endpoints])]
+    slices = ApiCall(
+        "list",
+        "discovery.k8s.io",
+        "v1",
+        "endpointslices",
+        namespace,
+        query=(("labelSelector", f"kubernetes.io/service-name={cluster_name}-head-svc"),),
+    )
+    return [("services", [service]), ("endpoints", reader.try_items(slices))]
+
+
+def _listed(key: str, call: ApiCall, source: str | None = None) -> Callable[[KubernetesReader], Read]:
+    return lambda reader: [(key, reader.try_items(call, source))]
+
+
+def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: str) -> KubernetesObjects:
+    """Everything the classifier needs from Kubernetes about one RayCluster, and no more.
+
+    Two rounds of reads, each made at once: what needs nothing else (the RayCluster, its Pods, the
+    Pending Pods, nodes, events, the head Service, quotas, policies, Kueue), then what the first
+    round decides (events of Pods elsewhere, claims, device-plugin Pods, Pods on candidate nodes).
+    """
+    found = KubernetesObjects()
+    first = in_parallel(
+        reader,
+        [
+            lambda r: _cluster_and_owners(r, cluster_name, namespace),
+            _listed(
+                "pods", _core("pods", namespace=namespace, labelSelector=f"ray.io/cluster={cluster_name}")
+            ),
+            _listed("pods", _core("pods", fieldSelector="status.phase=Pending")),
+            _listed("nodes", _core("nodes")),
+            _listed("events", _core("events", namespace=namespace)),
+            lambda r: _head_service(r, cluster_name, namespace),
+            _listed("resource_quotas", _core("resourcequotas", namespace=namespace)),
+            _listed(
+                "network_policies", ApiCall("list", "networking.k8s.io", "v1", "networkpolicies", namespace)
+            ),
+            lambda r: _kueue(r, namespace),
+        ],
+    )
+    for key, items in first:
+        found.add(key, items)
+    second = in_parallel(
+        reader,
+        [
+            lambda r: _pending_elsewhere_events(r, found, namespace),
+            lambda r: _claims(r, found),
+            lambda r: _device_plugins(r, found),
+            lambda r: _bound_pods(r, found, cluster_name),
+        ],
+    )
+    for key, items in second:
+        found.add(key, items)
+    return found
+
+
+def _pending_elsewhere_events(reader: KubernetesReader, found: KubernetesObjects, namespace: str) -> Read:
     """Events of this cluster's pending Pods that live outside the namespace read above (rare)."""
-    for pod in found.get("pods"):
-        if pod.namespace == namespace or "ray.io/cluster" not in pod.labels:
-            continue
-        found.add(
+    return [
+        (
             "events",
             reader.try_items(
                 _core("events", namespace=pod.namespace, fieldSelector=f"involvedObject.name={pod.name}")
             ),
         )
+        for pod in found.get("pods")
+        if pod.namespace != namespace and "ray.io/cluster" in pod.labels
+    ]
 
 
-def _claims(reader: KubernetesReader, found: KubernetesObjects) -> None:
+def _claims(reader: KubernetesReader, found: KubernetesObjects) -> Read:
     pending = [pod for pod in found.get("pods") if pod.phase == "Pending"]
     wanted = sorted({(pod.namespace, claim) for pod in pending for claim in pod.pvc_names})
+    claims: list[Any] = []
     for namespace, name in wanted:
         claim = reader.try_json(
             _core("persistentvolumeclaims", namespace=namespace, name=name), missing_ok=True
         )
         if isinstance(claim, Mapping):
-            found.add("pvcs", [claim])
+            claims.append(claim)
+    return [("pvcs", claims)] if claims else []
 
 
-def _device_plugins(reader: KubernetesReader, found: KubernetesObjects) -> None:
+def _device_plugins(reader: KubernetesReader, found: KubernetesObjects) -> Read:
     if not any(is_gpu_node(n) for n in found.get("nodes")):
-        return
+        return []
     for selector in DEVICE_PLUGIN_SELECTORS:
         pods = reader.try_items(_core("pods", labelSelector=selector), source="kubernetes device plugin pods")
         if pods is None:
-            return  # the next selector would fail the same way and only repeat the error
+            return []  # the next selector would fail the same way and only repeat the error
         if pods:
-            found.add("device_plugin_pods", pods)
-            return
+            return [("device_plugin_pods", pods)]
+    return []
 
 
-def _kueue(reader: KubernetesReader, found: KubernetesObjects, namespace: str) -> None:
+def _kueue(reader: KubernetesReader, namespace: str) -> Read:
     call = ApiCall("list", "kueue.x-k8s.io", KUEUE_VERSION, "workloads", namespace)
     try:
-        workloads = reader.items(call)
+        return [("workloads", reader.items(call))]
     except ApiFailure as failure:
         if failure.status != 404:  # 404: Kueue is not installed, which is normal
             reader.record(failure, "kubernetes kueue workloads")
-        return
-    found.add("workloads", workloads)
+        return []
 
 
-def _bound_pods(reader: KubernetesReader, found: KubernetesObjects, cluster_name: str) -> None:
+def _bound_pods(reader: KubernetesReader, found: KubernetesObjects, cluster_name: str) -> Read:
     """Pods bound to the nodes that could host a pending Pod, to compute free capacity there.
 
     Only candidate nodes are read (one ``spec.nodeName=`` query each): those the static filters
@@ -489,17 +594,15 @@ def _bound_pods(reader: KubernetesReader, found: KubernetesObjects, cluster_name
     nodes = found.get("nodes")
     pending = [p for p in found.get("pods") if _ours_unscheduled(p, cluster_name)]
     if not pending or not nodes:
-        return
+        return []
     grouped = classes(nodes)
     candidates = sorted({node.name for pod in pending for node in eligible_nodes(pod, grouped)})
     if len(candidates) > MAX_NODE_QUERIES:
-        found.add(
-            "pods",
-            reader.try_items(_core("pods", fieldSelector="status.phase!=Succeeded,status.phase!=Failed")),
-        )
-        return
-    for node in candidates:
-        found.add("pods", reader.try_items(_core("pods", fieldSelector=f"spec.nodeName={node}")))
+        every = _core("pods", fieldSelector="status.phase!=Succeeded,status.phase!=Failed")
+        return [("pods", reader.try_items(every))]
+    return in_parallel(
+        reader, [_listed("pods", _core("pods", fieldSelector=f"spec.nodeName={node}")) for node in candidates]
+    )
 
 
 def _ours_unscheduled(pod: Pod, cluster_name: str) -> bool:

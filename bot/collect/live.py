@@ -9,6 +9,10 @@ ones could read and carries on when they could not; all of it shares one deadlin
 from __future__ import annotations
 
 import contextvars
+import importlib.metadata
+import importlib.util
+import sys
+import types
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,7 +20,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.collect.deadline import Deadline
-from bot.collect.kubernetes import KubernetesObjects, KubernetesReader, collect_kubernetes, read_log
+from bot.collect.kubernetes import (
+    KubernetesObjects,
+    KubernetesReader,
+    Read,
+    collect_kubernetes,
+    in_parallel,
+    read_log,
+)
 from bot.collect.ray_dashboard import DashboardReader, read_ray_layer
 from bot.snapshot.model import CollectionError, Snapshot
 
@@ -45,12 +56,36 @@ def kubernetes_client(target: Target) -> Any:
     return api_client(target.kubeconfig, target.context)
 
 
+def _without_package_init() -> None:
+    """Let ``kubernetes.client`` and ``kubernetes.config`` load without the package's ``__init__``.
+
+    That ``__init__`` imports every part of the client at once, the dynamic client (with a JSON
+    Schema validator), watch, stream, informer and leader election among them, about 0.1 s that a
+    read of one cluster never uses. When nothing has imported the package yet, it is registered
+    bare (its path, spec and version, which is all ``__init__`` defines besides those imports);
+    every submodule still imports on demand, the same files from the same place.
+    """
+    if "kubernetes" in sys.modules:
+        return
+    spec = importlib.util.find_spec("kubernetes")
+    if spec is None or spec.submodule_search_locations is None:
+        return  # not installed as a package: the import below says so
+    package = types.ModuleType("kubernetes")
+    package.__spec__ = spec
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__file__ = spec.origin
+    package.__project__ = "kubernetes"  # type: ignore[attr-defined]
+    package.__version__ = importlib.metadata.version("kubernetes")  # type: ignore[attr-defined]
+    sys.modules["kubernetes"] = package
+
+
 def api_client(kubeconfig: str | None = None, context: str | None = None) -> Any:
     """An ApiClient from in-cluster credentials, or kubeconfig/context, like kubectl resolves them.
 
     urllib3's own retries are switched off: on a 429 they would sleep for Retry-After up to three
     times before our reader sees the answer, and the diagnosis deadline must stay ours.
     """
+    _without_package_init()
     from kubernetes import client, config  # noqa: PLC0415 - lazy: ~0.4 s, only live reads need it
 
     configuration = client.Configuration()
@@ -71,6 +106,16 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> Any
 
 def _quiet(_: str) -> None:
     return None
+
+
+def _log_tail(namespace: str, pod: str, container: str) -> Callable[[KubernetesReader], Read]:
+    def read(reader: KubernetesReader) -> Read:
+        lines = read_log(reader, namespace, pod, container)
+        if lines is None:
+            return []
+        return [("logs", [{"pod": pod, "namespace": namespace, "container": container, "lines": lines}])]
+
+    return read
 
 
 def _log_targets(
@@ -143,12 +188,8 @@ def collect_live(
         targets = _log_targets(found, target.raycluster_name, ray_ips)
         if targets:
             progress(f"reading log tails of {len(targets)} container(s)")
-        for namespace, pod, container in targets:
-            lines = read_log(reader, namespace, pod, container)
-            if lines is not None:
-                found.logs.append(
-                    {"pod": pod, "namespace": namespace, "container": container, "lines": lines}
-                )
+        for _, tails in in_parallel(reader, [_log_tail(*where) for where in targets]):
+            found.logs += tails or []
         errors += reader.errors
 
     kubernetes = None

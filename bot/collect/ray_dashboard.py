@@ -2,34 +2,38 @@
 
 No ``ray.init``: a driver must match the cluster's Ray and Python versions, and one bot serves
 clusters of many versions. The dashboard's JSON is read as-is and translated by
-``bot.snapshot.from_ray``, which knows the response shapes of older and newer Ray 2.x.
+``bot.snapshot.ray_json``, which knows the response shapes of older and newer Ray 2.x.
 
 An unreachable dashboard is evidence, not a crash: the head may be down, its Service may have no
 endpoints, or a NetworkPolicy may block the bot. The first failed call that shows the dashboard is
 not there at all (refused, no such host, timed out, or a proxy's HTML page before any JSON) stops
 the Ray collection, so a dead head costs one timeout rather than one per endpoint. Once the
 dashboard has answered, one endpoint that times out (the state API on a big cluster) is reported
-on its own and the others are still read; a second timeout stops the collection.
+on its own and the others are still read; a second timeout stops the collection. The first
+endpoint is the probe; once it answers, the others are asked at once (a few at a time) and judged
+in their fixed order, so the outcome does not depend on which answer came first.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.html_answer import html_summary, is_html
-from bot.snapshot.from_ray import ray_state
 from bot.snapshot.model import CollectionError
 from bot.snapshot.ray import RayState
+from bot.snapshot.ray_json import ray_state
 
 LIMIT = "limit=10000"
-# Key (as from_ray.ray_state takes it) -> path. Order matters: version first, as the probe.
+# Key (as ray_json.ray_state takes it) -> path. Order matters: version first, as the probe.
 ENDPOINTS: dict[str, str] = {
     "version": "/api/version",
     "nodes": f"/api/v0/nodes?detail=1&{LIMIT}",
@@ -74,12 +78,16 @@ class DashboardReader:
     unanswered: dict[str, list[str]] = field(default_factory=dict)
     requests: int = 0
     bytes_read: int = 0
+    _counting: threading.Lock = field(
+        default_factory=threading.Lock, repr=False
+    )  # endpoints are read at once
 
     def get(self, path: str) -> Any:
         url = self.base_url.rstrip("/") + path
         timeout = min(self.call_timeout, max(0.05, self.deadline.remaining()))
         request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "raydiag"})
-        self.requests += 1
+        with self._counting:
+            self.requests += 1
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 body = response.read(MAX_BODY + 1)
@@ -91,7 +99,8 @@ class DashboardReader:
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
             reason = _network_reason(error, timeout)
             raise DashboardDown(reason, timed_out=reason.endswith("(timed out)")) from error
-        self.bytes_read += len(body)
+        with self._counting:
+            self.bytes_read += len(body)
         if len(body) > MAX_BODY:
             raise _HttpError(200, f"answer larger than {MAX_BODY} bytes")
         try:
@@ -141,12 +150,77 @@ def _network_reason(error: BaseException, timeout: float) -> str:
     return f"{type(reason).__name__}: {text[:200]}"
 
 
+# Endpoints read at once after the probe: the dashboard is one process, and the state API's calls
+# each ask the GCS, so a few at a time and no more.
+MAX_PARALLEL_CALLS = 3
+
+
+@dataclass
+class _Outcome:
+    """What asking for one endpoint gave: an answer (from its path or its fallback), or why not."""
+
+    answer: Any = None
+    answered: bool = False
+    error: DashboardDown | _HttpError | None = None
+    asked: list[str] = field(default_factory=list)  # the paths that answered 404
+    skipped: bool = False  # the deadline was reached before it was asked
+
+
+def _ask(reader: DashboardReader, key: str, path: str) -> _Outcome:
+    """One endpoint, and its older path when this one answers 404."""
+    if reader.deadline.expired():
+        return _Outcome(skipped=True)
+    try:
+        return _Outcome(answer=reader.get(path), answered=True)
+    except DashboardDown as down:
+        return _Outcome(error=down)
+    except _HttpError as error:
+        failed = _Outcome(error=error, asked=[path])
+    fallback = FALLBACKS.get(key)
+    if fallback and failed.asked and isinstance(failed.error, _HttpError) and failed.error.status == 404:
+        try:
+            return _Outcome(answer=reader.get(fallback), answered=True)
+        except _HttpError as second:
+            if second.status == 404:
+                failed.asked.append(fallback)
+        except DashboardDown:
+            pass
+    return failed
+
+
 def collect_ray(reader: DashboardReader) -> dict[str, Any]:
-    """Raw answers by key; failures are recorded on the reader and leave their key out."""
+    """Raw answers by key; failures are recorded on the reader and leave their key out.
+
+    The first endpoint is the probe: when the dashboard is not there, nothing else is asked. The
+    others are then asked at once (at most ``MAX_PARALLEL_CALLS`` in flight) and their outcomes
+    judged in ``ENDPOINTS`` order, as if they had been asked one after another.
+    """
+    (probe_key, probe_path), *rest = ENDPOINTS.items()
     answers: dict[str, Any] = {}
-    slow_endpoint_seen = False
-    for key, path in ENDPOINTS.items():
-        if reader.deadline.expired():
+    judge = _Judge(reader, answers)
+    if not judge(probe_key, probe_path, _ask(reader, probe_key, probe_path)):
+        return answers
+    with ThreadPoolExecutor(MAX_PARALLEL_CALLS, thread_name_prefix="raydiag-ray") as pool:
+        asked = [(key, path, pool.submit(_ask, reader, key, path)) for key, path in rest]
+        for key, path, future in asked:
+            if not judge(key, path, future.result()):
+                for _, _, later in asked:
+                    later.cancel()
+                break
+    return answers
+
+
+@dataclass
+class _Judge:
+    """Turns outcomes into answers and errors, in order; False when the collection must stop."""
+
+    reader: DashboardReader
+    answers: dict[str, Any]
+    slow_endpoint_seen: bool = False
+
+    def __call__(self, key: str, path: str, outcome: _Outcome) -> bool:
+        reader, answers = self.reader, self.answers
+        if outcome.skipped:
             reader.errors.append(
                 CollectionError(
                     source="ray dashboard",
@@ -154,70 +228,61 @@ def collect_ray(reader: DashboardReader) -> dict[str, Any]:
                     f"the {reader.deadline.total:g}s deadline was reached",
                 )
             )
-            break
-        try:
-            answers[key] = reader.get(path)
-        except DashboardDown as down:
-            if down.timed_out and answers and not slow_endpoint_seen:
-                slow_endpoint_seen = True
+            return False
+        if outcome.answered:
+            answers[key] = outcome.answer
+            return True
+        error = outcome.error
+        if isinstance(error, DashboardDown):
+            if error.timed_out and answers and not self.slow_endpoint_seen:
+                self.slow_endpoint_seen = True
                 reader.errors.append(
                     CollectionError(
                         source=f"ray api {key}",
-                        message=f"GET {path}: {down}",
+                        message=f"GET {path}: {error}",
                         hint="the dashboard answered other calls; this one is slow on a large or busy "
                         "cluster, raise collection.call_timeout_s to wait for it",
                     )
                 )
-                continue
+                return True
             reader.errors.append(
                 CollectionError(
                     source="ray dashboard",
-                    message=f"cannot reach the Ray dashboard at {reader.base_url} ({path}): {down}",
+                    message=f"cannot reach the Ray dashboard at {reader.base_url} ({path}): {error}",
                     hint="check that the head Pod is Ready, that its Service has endpoints, and that no "
                     "NetworkPolicy blocks port 8265 from raydiag; or pass --dashboard-url",
                 )
             )
-            break
-        except _HttpError as error:
-            if error.html and not answers:
-                reader.errors.append(
-                    CollectionError(
-                        source="ray dashboard",
-                        message=f"{reader.base_url} ({path}) answered "
-                        + (f"HTTP {error.status} with " if error.status != 200 else "")
-                        + f"{str(error).removeprefix('the answer is ')}, not the Ray dashboard's JSON",
-                        hint="a proxy, ingress or login page stands in front of the dashboard, or its "
-                        "backend is down; check the head Pod, or pass --dashboard-url with the "
-                        "dashboard itself (kubectl port-forward svc/<cluster>-head-svc 8265)",
-                    )
-                )
-                break
-            fallback = FALLBACKS.get(key)
-            asked = [path]  # the paths that answered 404
-            if error.status == 404 and fallback:
-                try:
-                    answers[key] = reader.get(fallback)
-                    continue
-                except _HttpError as second:
-                    if second.status == 404:
-                        asked.append(fallback)
-                except DashboardDown:
-                    pass
-            # 404: not in this version; 501: Serve's dependencies are not installed on the head, so
-            # no Serve application can run there.
-            if error.status in (404, 501) and key in OPTIONAL:
-                if error.status == 404:
-                    reader.unanswered[key] = asked
-                continue
+            return False
+        assert isinstance(error, _HttpError)
+        if error.html and not answers:
             reader.errors.append(
                 CollectionError(
-                    source=f"ray api {key}",
-                    message=f"GET {path}: "
-                    + (f"HTTP {error.status}: " if error.status != 200 else "")
-                    + str(error),
+                    source="ray dashboard",
+                    message=f"{reader.base_url} ({path}) answered "
+                    + (f"HTTP {error.status} with " if error.status != 200 else "")
+                    + f"{str(error).removeprefix('the answer is ')}, not the Ray dashboard's JSON",
+                    hint="a proxy, ingress or login page stands in front of the dashboard, or its "
+                    "backend is down; check the head Pod, or pass --dashboard-url with the "
+                    "dashboard itself (kubectl port-forward svc/<cluster>-head-svc 8265)",
                 )
             )
-    return answers
+            return False
+        # 404: not in this version; 501: Serve's dependencies are not installed on the head, so
+        # no Serve application can run there.
+        if error.status in (404, 501) and key in OPTIONAL:
+            if error.status == 404:
+                reader.unanswered[key] = outcome.asked
+            return True
+        reader.errors.append(
+            CollectionError(
+                source=f"ray api {key}",
+                message=f"GET {path}: "
+                + (f"HTTP {error.status}: " if error.status != 200 else "")
+                + str(error),
+            )
+        )
+        return True
 
 
 def read_ray_layer(reader: DashboardReader) -> RayState | None:

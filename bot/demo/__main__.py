@@ -27,15 +27,16 @@ from bot.classify import classify
 from bot.collect.deadline import Deadline
 from bot.collect.paste import parse_paste
 from bot.collect.ray_dashboard import DashboardReader, read_ray_layer
+from bot.deliver.blocks.thread import render_thread
 from bot.demo import kuberay_state, workload
 from bot.demo.local_ray import DEMO_NODES, ClusterError, Interrupted, LocalCluster, http_json
 from bot.diagnosis import Diagnosis
-from bot.render import render_json, render_text
-from bot.render.slack import render_thread
+from bot.render.json_report import render_json
+from bot.render.text_report import render_text
 from bot.snapshot.files import snapshot_from_bundle
-from bot.snapshot.from_ray import ray_state
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayState
+from bot.snapshot.ray_json import ray_state
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "incident-paste.txt"
 OUT = Path("out")
@@ -99,7 +100,7 @@ def _wait_for_driver(cluster: LocalCluster, log_name: str, clock: Clock) -> None
     raise ClusterError(f"the workload was not ready within {READY_TIMEOUT_S:g}s; see {log}")
 
 
-def _demands_seen(state: RayState) -> bool:
+def demands_seen(state: RayState) -> bool:
     """Ray's autoscaler report lists the three stuck shapes (it publishes every few seconds)."""
     shapes = [d.largest_single_request for d in state.demands]
     return (
@@ -113,7 +114,7 @@ def _wait_for_demands(cluster: LocalCluster, clock: Clock) -> None:
     deadline = time.monotonic() + DEMANDS_TIMEOUT_S
     while time.monotonic() < deadline:
         status, body = http_json(cluster.dashboard_url, "/api/cluster_status", timeout=5)
-        if status == 200 and _demands_seen(ray_state({"cluster_status": body})):
+        if status == 200 and demands_seen(ray_state({"cluster_status": body})):
             clock.say("Ray's autoscaler report shows the pending demands")
             return
         time.sleep(POLL_S)

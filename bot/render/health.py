@@ -5,9 +5,10 @@ decides whether to look closer: on the Kubernetes side, what is Pending and for 
 where the GPUs are per model; on the Ray side, whether every ready worker Pod joined, whether Ray
 registered the GPUs the Pods were given, what is waiting, and which actors sit on GPUs and since
 when; then the most likely cause, if any. ``health_facts`` takes those facts from the diagnosis
-(its ``capacity``, computed by the classifier) at a given time (pure); ``render_health_post``
-writes them as a Slack message in English or Chinese. A layer that was not read is said so, its
-figures are ``None`` in the facts, never 0.
+(its ``capacity``, computed by the classifier) at a given time (pure); ``health_post_text``
+writes them as a few lines in English or Chinese (pure), which ``bot.deliver.blocks.health`` puts
+into a Slack message. A layer that was not read is said so, its figures are ``None`` in the facts,
+never 0.
 
 ``scaling_up`` tells the scheduler when young Pending Pods are expected: cluster-autoscaler
 triggered a scale-up, Karpenter nominated a node claim, or Ray's autoscaler is launching nodes.
@@ -17,24 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
 from bot.catalogue import default_catalogue
 from bot.diagnosis import Capacity, Diagnosis, Finding, ScaleUp
 from bot.render.capacity import describe_row, gap_summary
 from bot.render.localize import localize
 from bot.render.messages import Lang, say
-from bot.render.slack import (
-    FALLBACK_LIMIT,
-    LAYER_EMOJI,
-    MAX_BLOCKS,
-    SECTION_LIMIT,
-    SEVERITY_EMOJI,
-    clip,
-    escape,
-)
+from bot.render.slack import LAYER_EMOJI, SEVERITY_EMOJI, escape
 
 # A scale-up signal older than this says nothing about now: the new node came, or it never will.
 SCALE_UP_WINDOW = timedelta(minutes=15)
@@ -194,30 +184,30 @@ def _finding_line(finding: Finding, cluster: str, lang: Lang) -> str:
     return say("health.top", lang, title=escape(title), code=finding.code, cause=cause)
 
 
-def render_health_post(facts: HealthFacts, lang: Lang, *, headline: str | None = None) -> dict[str, Any]:
-    """The post as ``{"text": ..., "blocks": [...]}``; ``headline`` e.g. "still pending after 40 min"."""
+@dataclass(frozen=True)
+class HealthPostText:
+    """The words of a health post in mrkdwn, before they are put into Slack blocks."""
+
+    sections: tuple[str, ...]  # the title line, the Kubernetes side, the Ray side, the most likely cause
+    note: str | None  # said under the sections, smaller: a scale-up is under way
+    fallback: str  # the notification's plain text
+
+
+def health_post_text(facts: HealthFacts, lang: Lang, *, headline: str | None = None) -> HealthPostText:
+    """What a health post says; ``headline`` e.g. "still pending after 40 min"."""
     top = facts.top_finding
     emoji = SEVERITY_EMOJI[top.severity] if top is not None else LAYER_EMOJI["healthy"]
     title = f"*{escape(facts.cluster)}* · {say('health.title', lang)}"
     if headline:
         title += f" — {escape(headline)}"
-    blocks: list[Block] = [
-        SectionBlock(text=MarkdownTextObject(text=clip(f"{emoji} {title}", SECTION_LIMIT, lang))),
-        SectionBlock(
-            text=MarkdownTextObject(text=clip(_kubernetes_section(facts, lang), SECTION_LIMIT, lang))
-        ),
-        SectionBlock(text=MarkdownTextObject(text=clip(_ray_section(facts, lang), SECTION_LIMIT, lang))),
-    ]
     finding = _finding_line(top, facts.cluster, lang) if top is not None else say("health.no_finding", lang)
-    blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(finding, SECTION_LIMIT, lang))))
-    if facts.scaling_up:
-        note = f":arrows_counterclockwise: {say('health.scaling_up', lang)}"
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=note)]))
-    assert len(blocks) <= MAX_BLOCKS
-    for block in blocks:
-        block.validate_json()
+    note = f":arrows_counterclockwise: {say('health.scaling_up', lang)}" if facts.scaling_up else None
     fallback = f"{facts.cluster} · {say('health.title', lang)}"
     if headline:
         fallback += f" — {headline}"
     fallback += f": {finding}"
-    return {"text": clip(fallback, FALLBACK_LIMIT, lang), "blocks": [block.to_dict() for block in blocks]}
+    return HealthPostText(
+        sections=(f"{emoji} {title}", _kubernetes_section(facts, lang), _ray_section(facts, lang), finding),
+        note=note,
+        fallback=fallback,
+    )

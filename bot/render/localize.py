@@ -6,38 +6,13 @@ copyable and obviously incomplete, rather than silently wrong.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.catalogue import Catalogue
 from bot.diagnosis import Diagnosis, Evidence, Finding, Subject
 from bot.render.messages import Lang, say
-
-
-class _Facts(dict[str, str]):
-    """Unknown facts: ``<name>`` in a command (still copyable), a plain word in prose."""
-
-    def __init__(self, values: Mapping[str, str], unknown: str | None) -> None:
-        super().__init__(values)
-        self.unknown = unknown
-
-    def __missing__(self, key: str) -> str:
-        return self.unknown if self.unknown is not None else f"<{key}>"
-
-
-def fill(template: str, facts: Mapping[str, str], unknown: str | None = None) -> str:
-    """Fill ``template``; an unknown fact reads ``unknown`` in prose but stays ``<name>`` inside a
-    backtick span, where prose quotes a command (`kubectl describe node <node>`)."""
-    if unknown is not None and "`" in template:
-        parts = template.split("`")
-        if len(parts) % 2 == 1:  # balanced: odd-numbered parts are code
-            return "`".join(fill(part, facts, None if i % 2 else unknown) for i, part in enumerate(parts))
-    values = _Facts({k: v for k, v in facts.items() if v}, unknown)
-    try:
-        return string.Formatter().vformat(template, (), values)
-    except (ValueError, IndexError, KeyError):
-        return template
+from bot.render.template import fill
 
 
 @dataclass(frozen=True)
@@ -56,7 +31,244 @@ class LocalizedFinding:
     verify: list[str]
 
 
-def facts_for(finding: Finding, cluster: str | None, namespace: str | None = None) -> dict[str, str]:
+# Params whose value is an enum-like key rather than a name: the key, and the message saying it.
+_ENUMS: dict[tuple[str, str], str] = {
+    ("registered", "none"): "phrase.none",
+    ("selector", "none"): "phrase.none",
+    ("requests", "none"): "phrase.none",
+    ("known_values", "none"): "phrase.none",
+    ("plugin_pod", "none"): "phrase.none",
+    ("reasons", "none-given"): "phrase.none_given",
+    ("parameters", "none-shown"): "phrase.none_shown",
+    ("plugin_status", "not-collected"): "phrase.not_collected",
+    ("plugin_status", "no-plugin-pod"): "phrase.no_plugin_pod",
+    ("reason", "launch-failed"): "phrase.launch_failed",
+    ("reason", "autoscaler-error"): "phrase.autoscaler_error",
+    ("lacking", "not-applicable"): "phrase.not_applicable",
+    ("closest", "not-applicable"): "phrase.not_applicable",
+    ("status", "admitted"): "phrase.admitted",
+}
+
+
+def numbered(values: Mapping[str, str], prefix: str = "") -> dict[int, dict[str, str]]:
+    """The items ``<prefix><n>.<field>`` of a set of atoms, by number: ``{n: {field: value}}``
+    (a field may be numbered again: ``closest.1.2.free`` is field ``2.free`` of item 1)."""
+    items: dict[int, dict[str, str]] = {}
+    for key, value in values.items():
+        if not key.startswith(prefix):
+            continue
+        number, _, field = key[len(prefix) :].partition(".")
+        if number.isdigit() and field:
+            items.setdefault(int(number), {})[field] = value
+    return {n: items[n] for n in sorted(items)}
+
+
+def _shortfalls(atoms: Mapping[str, str], lang: Lang) -> str:
+    """``cpu: needs 4, 1 free of 8 allocatable, …`` from ``<n>.resource|needed|free|allocatable``."""
+    return say("phrase.details", lang).join(
+        say(
+            "phrase.shortfall",
+            lang,
+            **{k: item.get(k, "?") for k in ("resource", "needed", "free", "allocatable")},
+        )
+        for item in numbered(atoms).values()
+    )
+
+
+def _lacking(params: Mapping[str, str], lang: Lang) -> str | None:
+    items = numbered(params, "lacking.")
+    if not items:
+        return None
+    if all("reason" in item for item in items.values()):
+        # kube-scheduler's own reason (``Insufficient cpu``) stays verbatim; the count is ours.
+        return say("phrase.details", lang).join(
+            say("phrase.reason_on_nodes", lang, reason=item["reason"], count=item.get("nodes", "?"))
+            for item in items.values()
+        )
+    return _shortfalls({k[len("lacking.") :]: v for k, v in params.items() if k.startswith("lacking.")}, lang)
+
+
+def _closest(params: Mapping[str, str], lang: Lang) -> str | None:
+    items = numbered(params, "closest.")
+    if not items:
+        return None
+    return say("phrase.list", lang).join(
+        say("phrase.closest_node", lang, node=item.get("node", "?"), lacking=_shortfalls(item, lang))
+        for item in items.values()
+    )
+
+
+def _largest_node(params: Mapping[str, str], lang: Lang) -> str | None:
+    amount, kind = params.get("largest_amount"), params.get("largest_kind")
+    if not (params.get("largest_node") and amount and kind in ("free", "allocatable")):
+        return None
+    return say(
+        f"phrase.largest_node.{kind}",
+        lang,
+        node=params["largest_node"],
+        amount=amount,
+        resource=params.get("largest_resource") or params.get("resource", ""),
+    )
+
+
+def _groups(params: Mapping[str, str], lang: Lang) -> str | None:
+    items = numbered(params, "scaleup.")
+    if not items:
+        return None
+    return say("phrase.details", lang).join(
+        say(
+            "phrase.scale_up_max" if item.get("max") else "phrase.scale_up",
+            lang,
+            **{k: item.get(k, "?") for k in ("group", "current", "new", "max")},
+        )
+        for item in items.values()
+    )
+
+
+def _plugin_status(params: Mapping[str, str], lang: Lang) -> str | None:
+    items = numbered(params, "plugin.")
+    if not items:
+        return None
+    return say("phrase.details", lang).join(
+        say(
+            "phrase.plugin_pod" if item.get("ready") == "true" else "phrase.plugin_pod_unready",
+            lang,
+            name=item.get("name", "?"),
+            phase=item.get("phase", "?"),
+        )
+        for item in items.values()
+    )
+
+
+def _composed(params: Mapping[str, str], lang: Lang) -> dict[str, str]:
+    """The facts composed from numbered atoms and small keys, beside the holders and demands."""
+    said: dict[str, str] = {}
+    for key, compose in (
+        ("lacking", _lacking),
+        ("closest", _closest),
+        ("largest_node", _largest_node),
+        ("groups", _groups),
+        ("plugin_status", _plugin_status),
+    ):
+        phrase = compose(params, lang)
+        if phrase is not None:
+            said[key] = phrase
+    if params.get("free_amount") and params.get("free_nodes"):
+        said["free_total"] = say(
+            "phrase.free_across",
+            lang,
+            amount=params["free_amount"],
+            resource=params.get("resource", ""),
+            count=params["free_nodes"],
+        )
+    if params.get("gate_queue"):
+        said["gate"] = say("phrase.kueue_queue", lang, queue=params["gate_queue"])
+    if params.get("reason") and params.get("restart_count"):
+        said["reason"] = say(
+            "phrase.with_restarts", lang, reason=params["reason"], count=params["restart_count"]
+        )
+    return said
+
+
+def evidence_text(key: str, values: Mapping[str, str], lang: Lang) -> str:
+    """Message ``key`` filled with an Evidence's ``values``; said once per numbered item and
+    joined as a list when the values hold items (``1.resource``, ``2.resource``)."""
+    plain = {k: v for k, v in values.items() if not k.split(".", 1)[0].isdigit()}
+    items = numbered(values)
+    if items:
+        return say("phrase.list", lang).join(say(key, lang, **plain, **item) for item in items.values())
+    return say(key, lang, **plain)
+
+
+def said_evidence(evidence: Evidence, lang: Lang) -> Evidence:
+    """An Evidence as the reader of ``lang`` sees it: a line raydiag wrote, worded in ``lang``;
+    a quote, and every line in English, exactly as it is."""
+    if lang == "en" or not (evidence.phrase or evidence.source_phrase):
+        return evidence
+    update: dict[str, str] = {}
+    if evidence.phrase:
+        update["text"] = evidence_text(evidence.phrase, evidence.values, lang)
+    if evidence.source_phrase:
+        update["source"] = evidence_text(evidence.source_phrase, evidence.values, lang)
+    return evidence.model_copy(update=update)
+
+
+def _holder(atoms: Mapping[str, str], lang: Lang) -> str:
+    kind = atoms.get("kind")
+    if kind == "actor":
+        who = " ".join(v for v in (atoms.get("class") or say("phrase.actor", lang), atoms.get("id")) if v)
+        details = [
+            say(f"phrase.actor.{key}", lang, **{key: atoms[key]})
+            for key in ("name", "job", "detached", "node_ip")
+            if atoms.get(key)
+        ]
+        return say(
+            "phrase.holder.actor",
+            lang,
+            who=who,
+            details=say("phrase.details", lang).join(details),
+            resources=atoms.get("resources", "{}"),
+        )
+    if kind == "reserved":
+        return say(
+            "phrase.holder.reserved", lang, **{k: atoms.get(k, "?") for k in ("reserved", "resource", "used")}
+        )
+    bundles, strategy = atoms.get("bundles", ""), atoms.get("strategy", "")
+    if atoms.get("name") and strategy:
+        return say(
+            "phrase.holder.placement_group", lang, name=atoms["name"], bundles=bundles, strategy=strategy
+        )
+    return _placement_group(bundles, strategy, lang)
+
+
+def _placement_group(bundles: str, strategy: str, lang: Lang) -> str:
+    if strategy:
+        return say("phrase.placement_group_strategy", lang, bundles=bundles, strategy=strategy)
+    return say("phrase.placement_group", lang, bundles=bundles)
+
+
+def phrases(params: Mapping[str, str], lang: Lang) -> dict[str, str]:
+    """The facts a finding's atoms say in ``lang``: a placement group's label, a node count, the
+    holders of a resource, enum-like values. Detectors hand only names, figures and keys; every
+    word around them is written here and in bot/render/messages.py."""
+    said: dict[str, str] = {}
+    for key, value in params.items():
+        message = _ENUMS.get((key, value))
+        if message:
+            said[key] = say(message, lang)
+    if params.get("demand_kind") == "placement_group":
+        said["demand"] = _placement_group(params.get("demand", ""), params.get("demand_strategy", ""), lang)
+    if not params.get("node") and params.get("node_count"):
+        if params.get("node_total"):
+            said["node"] = say(
+                "phrase.nodes_total",
+                lang,
+                count=params["node_count"],
+                total=params["node_total"],
+                resource=params.get("resource", ""),
+            )
+        else:
+            said["node"] = say("phrase.nodes", lang, count=params["node_count"])
+    holders: dict[int, dict[str, str]] = {}
+    for key, value in params.items():
+        head, _, rest = key.partition(".")
+        number, _, field = rest.partition(".")
+        if head == "holder" and number.isdigit() and field:
+            holders.setdefault(int(number), {})[field] = value
+    if holders:
+        said["holders"] = say("phrase.list", lang).join(_holder(holders[n], lang) for n in sorted(holders))
+    elif params.get("holders_missing"):
+        said["holders"] = say(f"phrase.holders.{params['holders_missing']}", lang)
+    said.update(_composed(params, lang))
+    return said
+
+
+def facts_for(
+    finding: Finding, cluster: str | None, namespace: str | None = None, lang: Lang | None = None
+) -> dict[str, str]:
+    """The facts a finding's templates are filled with: its atoms, and with ``lang`` the phrases
+    they compose in that language (prose); without it the bare atoms (commands, which are the same
+    in every language)."""
     facts = {
         "cluster": cluster or finding.params.get("raycluster", ""),
         "namespace": finding.subject.namespace or namespace or "",
@@ -64,6 +276,8 @@ def facts_for(finding: Finding, cluster: str | None, namespace: str | None = Non
         "name": finding.subject.name or "",
     }
     facts.update({k: v for k, v in finding.params.items() if v})
+    if lang is not None:
+        facts.update(phrases(finding.params, lang))
     return facts
 
 
@@ -72,7 +286,8 @@ def localize(
 ) -> LocalizedFinding:
     rule = catalogue[finding.rule]
     text = rule.text[lang]
-    facts = facts_for(finding, cluster, namespace)
+    facts = facts_for(finding, cluster, namespace, lang)
+    atoms = facts_for(finding, cluster, namespace)
     unknown = say("unknown", lang)
     return LocalizedFinding(
         rule=finding.rule,
@@ -80,13 +295,13 @@ def localize(
         cause=finding.cause,
         layer=finding.layer,
         severity=finding.severity,
-        title=fill(text.title, facts, unknown),
-        explanation=fill(text.explanation, facts, unknown),
+        title=fill(text.title, facts, unknown, atoms),
+        explanation=fill(text.explanation, facts, unknown, atoms),
         subject=finding.subject,
-        evidence=list(finding.evidence),
-        commands=[fill(c, facts) for c in rule.commands],
-        fix=[fill(line, facts, unknown) for line in text.fix],
-        verify=[fill(line, facts, unknown) for line in text.verify],
+        evidence=[said_evidence(e, lang) for e in finding.evidence],
+        commands=[fill(c, atoms) for c in rule.commands],
+        fix=[fill(line, facts, unknown, atoms) for line in text.fix],
+        verify=[fill(line, facts, unknown, atoms) for line in text.verify],
     )
 
 

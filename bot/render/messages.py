@@ -44,6 +44,124 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "heading.verdict": {"en": "Verdict", "zh": "结论"},
     "heading.subject": {"en": "Subject", "zh": "对象"},
     "unknown": {"en": "(unknown)", "zh": "（未知）"},
+    # Phrases composed from a finding's atoms (bot/render/localize.py), never written by a detector.
+    "phrase.list": {"en": "; ", "zh": "；"},
+    "phrase.details": {"en": ", ", "zh": "，"},
+    "phrase.none": {"en": "none", "zh": "无"},
+    "phrase.none_given": {"en": "none given", "zh": "未给出"},
+    "phrase.none_shown": {"en": "none shown", "zh": "未显示"},
+    "phrase.not_collected": {"en": "not collected", "zh": "未采集"},
+    "phrase.no_plugin_pod": {
+        "en": "no device-plugin Pod on this node",
+        "zh": "该节点上没有 device-plugin Pod",
+    },
+    "phrase.launch_failed": {"en": "launch failed", "zh": "节点启动失败"},
+    "phrase.autoscaler_error": {"en": "autoscaler error", "zh": "autoscaler 报错"},
+    "phrase.placement_group": {"en": "placement group {bundles}", "zh": "放置组 {bundles}"},
+    "phrase.placement_group_strategy": {
+        "en": "placement group {bundles} ({strategy})",
+        "zh": "放置组 {bundles}（{strategy}）",
+    },
+    "phrase.nodes": {"en": "{count} node(s)", "zh": "{count} 个节点"},
+    "phrase.nodes_total": {
+        "en": "{count} node(s), {total} {resource} in total",
+        "zh": "{count} 个节点，合计 {total} 个 {resource}",
+    },
+    "phrase.actor": {"en": "actor", "zh": "Actor"},
+    "phrase.actor.name": {"en": "name={name}", "zh": "name={name}"},
+    "phrase.actor.job": {"en": "job {job}", "zh": "作业 {job}"},
+    "phrase.actor.detached": {"en": "detached", "zh": "分离式"},
+    "phrase.actor.node_ip": {"en": "on {node_ip}", "zh": "位于 {node_ip}"},
+    "phrase.holder.actor": {
+        "en": "{who} ({details}) holds {resources}",
+        "zh": "{who}（{details}）占着 {resources}",
+    },
+    "phrase.holder.reserved": {
+        "en": "placement groups reserve {reserved} {resource} ({used} used of {reserved})",
+        "zh": "放置组预留了 {reserved} 个 {resource}（其中 {used} 个在用）",
+    },
+    "phrase.holder.placement_group": {
+        "en": "placement group {name} {bundles} ({strategy})",
+        "zh": "放置组 {name} {bundles}（{strategy}）",
+    },
+    "phrase.holders.unlisted": {"en": "not listed", "zh": "未列出"},
+    "phrase.holders.not-in-snapshot": {"en": "not listed in the snapshot", "zh": "快照中没有列出"},
+    "phrase.not_applicable": {"en": "n/a", "zh": "不适用"},
+    "phrase.admitted": {"en": "admitted", "zh": "已准入"},
+    "phrase.shortfall": {
+        "en": "{resource}: needs {needed}, {free} free of {allocatable} allocatable",
+        "zh": "{resource}：需要 {needed}，allocatable {allocatable} 中空闲 {free}",
+    },
+    "phrase.reason_on_nodes": {"en": "{reason} on {count} node(s)", "zh": "{count} 个节点上 {reason}"},
+    "phrase.closest_node": {"en": "{node} ({lacking})", "zh": "{node}（{lacking}）"},
+    "phrase.largest_node.allocatable": {
+        "en": "{node} ({amount} {resource} allocatable)",
+        "zh": "{node}（allocatable {amount} {resource}）",
+    },
+    "phrase.largest_node.free": {
+        "en": "{node} ({amount} {resource} free)",
+        "zh": "{node}（空闲 {amount} {resource}）",
+    },
+    "phrase.free_across": {
+        "en": "{amount} {resource} free across {count} node(s)",
+        "zh": "{count} 个节点上共 {amount} {resource}",
+    },
+    "phrase.scale_up": {"en": "{group} {current}→{new}", "zh": "{group} {current}→{new}"},
+    "phrase.scale_up_max": {
+        "en": "{group} {current}→{new} (max {max})",
+        "zh": "{group} {current}→{new}（上限 {max}）",
+    },
+    "phrase.plugin_pod": {"en": "{name}: {phase}", "zh": "{name}：{phase}"},
+    "phrase.plugin_pod_unready": {"en": "{name}: {phase}, not Ready", "zh": "{name}：{phase}，未 Ready"},
+    "phrase.kueue_queue": {"en": "Kueue LocalQueue {queue}", "zh": "Kueue LocalQueue {queue}"},
+    "phrase.with_restarts": {"en": "{reason}, {count} restart(s)", "zh": "{reason}，重启 {count} 次"},
+    # Evidence lines raydiag writes itself (Evidence.phrase / source_phrase, bot/diagnosis.py);
+    # quotes of a tool's output are never worded here.
+    "evidence.demand_pending": {"en": "{demand}: {count} pending", "zh": "{demand}：{count} 个在等待"},
+    "evidence.ray_node": {
+        "en": "total {total}; available {available}",
+        "zh": "总量 {total}；可用 {available}",
+    },
+    "evidence.ray_node_unknown": {"en": "total {total}; available unknown", "zh": "总量 {total}；可用量未知"},
+    "evidence.used_of_total": {
+        "en": "{resource} {used}/{total} used",
+        "zh": "{resource} 已用 {used}/{total}",
+    },
+    "evidence.no_accelerator_totals": {
+        "en": "no accelerator_type: totals listed",
+        "zh": "没有列出 accelerator_type: 总量",
+    },
+    "evidence.reserved_in_groups": {
+        "en": "{used} used of {reserved} reserved in placement groups",
+        "zh": "放置组预留了 {reserved}，其中 {used} 在用",
+    },
+    "evidence.actor_job_finished": {
+        "en": "ALIVE; job {job} has finished; holds {resources}",
+        "zh": "ALIVE；作业 {job} 已结束；仍占着 {resources}",
+    },
+    "evidence.actor_detached": {
+        "en": "ALIVE; detached, while other work waits; holds {resources}",
+        "zh": "ALIVE；分离式 Actor，其他任务在等待时仍占着 {resources}",
+    },
+    "evidence.fit_replay": {"en": "raydiag fit replay", "zh": "raydiag 调度重放"},
+    "evidence.fit_replay_agrees": {
+        "en": "raydiag fit replay (agrees with the scheduler)",
+        "zh": "raydiag 调度重放（与调度器一致）",
+    },
+    "evidence.fit_replay_differs": {
+        "en": "raydiag fit replay (differs from the last scheduler message: the cluster has changed)",
+        "zh": "raydiag 调度重放（与调度器最近一条消息不同：集群已经变化）",
+    },
+    "evidence.nodes_alive": {
+        "en": "{count} node(s) alive, the head included",
+        "zh": "{count} 个节点存活（含 head）",
+    },
+    "evidence.head_restarting": {
+        "en": "{status}, Ready False ({reason}, {count} restart(s))",
+        "zh": "{status}，Ready False（{reason}，重启 {count} 次）",
+    },
+    "evidence.kueue_not_admitted": {"en": "not admitted", "zh": "未准入"},
+    "evidence.kueue_admitted": {"en": "admitted", "zh": "已准入"},
     "pasted_input": {"en": "pasted input", "zh": "粘贴的输出"},
     "truncated": {"en": "… (truncated, {count} more characters)", "zh": "…（已截断，还有 {count} 个字符）"},
     "figure.kubernetes_nodes": {"en": "Kubernetes nodes", "zh": "Kubernetes 节点"},

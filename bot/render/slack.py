@@ -1,42 +1,20 @@
-"""Slack messages for a diagnosis: a short root message in the channel, the details in its thread.
+"""Slack's text rules, shared by every Slack message: mrkdwn escaping, Slack's limits, action ids.
 
-Built with ``slack_sdk.models`` blocks and validated before they leave this module, so Slack's
-limits (3000 characters of section text, 150 of header, 75 of button text, 10 context elements)
-are met by construction; the 50-blocks-per-message limit, which the models do not count, is
-enforced here. Evidence is quoted verbatim and cut with a visible note when it is too long.
-
-Quiet when healthy: a healthy cluster gets one short root message and no thread replies.
+Pure text, no Slack client: the Block Kit messages themselves are built and validated with
+``slack_sdk.models`` under the Slack transport, in ``bot.deliver.blocks`` (a diagnosis thread, a
+health post, probe results). What lives here is what those builders and the text renderers below
+them share: ``escape`` for mrkdwn's control characters, ``clip`` to cut a text to a limit with a
+visible note, the limits themselves and the action ids the Slack listeners read.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from typing import Any
-
-from slack_sdk.models.blocks import (
-    ActionsBlock,
-    Block,
-    ButtonElement,
-    ConfirmObject,
-    ContextBlock,
-    DividerBlock,
-    HeaderBlock,
-    MarkdownTextObject,
-    PlainTextObject,
-    SectionBlock,
-)
-
-from bot.catalogue import Catalogue
-from bot.diagnosis import Diagnosis
-from bot.render.localize import LocalizedFinding, localize_all, verdict_summary
 from bot.render.messages import Lang, say
 
 MAX_BLOCKS = 50
 SECTION_LIMIT = 3000
 HEADER_LIMIT = 150
 FALLBACK_LIMIT = 3000
-EVIDENCE_ITEMS = 6
 SEVERITY_EMOJI = {
     "critical": ":red_circle:",
     "warning": ":large_orange_circle:",
@@ -68,141 +46,3 @@ def clip(text: str, limit: int, lang: Lang) -> str:
         return text
     note = " " + say("truncated", lang, count=len(text) - limit)
     return text[: max(0, limit - len(note))] + note
-
-
-def _code(lines: Sequence[str], limit: int, lang: Lang) -> str:
-    body = "\n".join(line.replace("```", "'''") for line in lines)
-    return "```" + clip(body, limit - 6, lang) + "```"
-
-
-def _section(text: str) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=text[:SECTION_LIMIT]))
-
-
-def gpu_type_of(diagnosis: Diagnosis) -> str | None:
-    """The GPU type the diagnosis is about, for the probe's constraint (``accelerator_type:A100``)."""
-    for finding in diagnosis.findings:
-        resource = finding.params.get("resource", "")
-        if resource.startswith("accelerator_type:"):
-            return resource
-    return None
-
-
-def _buttons(cluster: str | None, lang: Lang, gpu_type: str | None = None) -> ActionsBlock:
-    value = json.dumps({"cluster": cluster or "", **({"gpu_type": gpu_type} if gpu_type else {})})
-    labels = {
-        "en": ("Run GPU probe", "Check head endpoints", "ray status", "Re-run", "Mute 24h"),
-        "zh": ("运行 GPU 探针", "检查 head 端点", "ray status", "重新诊断", "静音 24 小时"),
-    }[lang]
-    ids = (ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS, ACTION_RERUN, ACTION_MUTE)
-    return ActionsBlock(
-        block_id="raydiag_actions",
-        elements=[
-            ButtonElement(
-                text=PlainTextObject(text=label[:75]),
-                action_id=action,
-                value=value,
-                style="primary" if action == ACTION_GPU_PROBE else None,
-                confirm=_probe_confirmation(cluster, lang) if action == ACTION_GPU_PROBE else None,
-            )
-            for label, action in zip(labels, ids, strict=True)
-        ],
-    )
-
-
-def _probe_confirmation(cluster: str | None, lang: Lang) -> ConfirmObject:
-    """The GPU probe starts a job on the cluster: Slack asks before sending the press."""
-    where = cluster or "?"
-    if lang == "zh":
-        return ConfirmObject(
-            title="运行 GPU 探针？",
-            text=f"将在 `{where}` 上提交一个申请 1 张 GPU 的 Ray 任务，超时后自动停止。",
-            confirm="运行",
-            deny="取消",
-        )
-    return ConfirmObject(
-        title="Run a GPU probe?",
-        text=f"This submits a one-GPU Ray task to `{where}`; it is stopped when it times out.",
-        confirm="Run it",
-        deny="Cancel",
-    )
-
-
-def _figures(diagnosis: Diagnosis, lang: Lang) -> list[str]:
-    return [f"*{say('figure.' + key, lang)}:* {value}" for key, value in list(diagnosis.figures.items())[:10]]
-
-
-def root_message(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: Lang) -> dict[str, Any]:
-    layer = diagnosis.verdict_layer
-    summary = verdict_summary(diagnosis, findings, lang)
-    where = f"*{escape(diagnosis.cluster)}*" if diagnosis.cluster else "raydiag"
-    blocks: list[Block] = [_section(f"{LAYER_EMOJI[layer]} {where} · {escape(summary)}")]
-    figures = _figures(diagnosis, lang)
-    if figures:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f[:300]) for f in figures]))
-    if diagnosis.errors:
-        shown = "; ".join(escape(f"{e.source}: {e.message}") for e in diagnosis.errors[:3])
-        more = len(diagnosis.errors) - 3
-        suffix = f" (+{more})" if more > 0 else ""
-        blocks.append(
-            ContextBlock(
-                elements=[
-                    MarkdownTextObject(
-                        text=clip(f":warning: {say('heading.errors', lang)}: {shown}{suffix}", 1900, lang)
-                    )
-                ]
-            )
-        )
-    blocks.append(_buttons(diagnosis.cluster, lang, gpu_type_of(diagnosis)))
-    return _message(summary, blocks)
-
-
-def finding_message(finding: LocalizedFinding, index: int, lang: Lang) -> dict[str, Any]:
-    cause = say("cause", lang, cause=finding.cause) if finding.cause else say("no_cause", lang)
-    header = f"{index}. {finding.title}"
-    blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=clip(header, HEADER_LIMIT, lang))),
-        ContextBlock(
-            elements=[
-                MarkdownTextObject(
-                    text=f"{SEVERITY_EMOJI[finding.severity]} *{say('severity.' + finding.severity, lang)}*"
-                ),
-                MarkdownTextObject(text=f"`{finding.code}`"),
-                MarkdownTextObject(text=say("layer." + finding.layer, lang)),
-                MarkdownTextObject(text=cause),
-                MarkdownTextObject(text=f"`{escape(finding.subject.label())}`"[:300]),
-            ]
-        ),
-        _section(clip(escape(finding.explanation), SECTION_LIMIT, lang)),
-    ]
-    if finding.evidence:
-        lines = [f"[{e.source}] {e.text}" for e in finding.evidence[:EVIDENCE_ITEMS]]
-        title = f"*{say('heading.evidence', lang)}*\n"
-        blocks.append(_section(title + _code(lines, SECTION_LIMIT - len(title), lang)))
-    if finding.commands:
-        title = f"*{say('heading.commands', lang)}*\n"
-        blocks.append(_section(title + _code(finding.commands, SECTION_LIMIT - len(title), lang)))
-    fix = "\n".join(f"• {escape(line)}" for line in finding.fix)
-    blocks.append(_section(clip(f"*{say('heading.fix', lang)}*\n{fix}", SECTION_LIMIT, lang)))
-    verify = "\n".join(f"{n}. {escape(line)}" for n, line in enumerate(finding.verify, 1))
-    blocks.append(_section(clip(f"*{say('heading.verify', lang)}*\n{verify}", SECTION_LIMIT, lang)))
-    blocks.append(DividerBlock())
-    return _message(f"{finding.code} {finding.title}", blocks)
-
-
-def _message(text: str, blocks: list[Block]) -> dict[str, Any]:
-    if len(blocks) > MAX_BLOCKS:
-        blocks = [*blocks[: MAX_BLOCKS - 1], ContextBlock(elements=[MarkdownTextObject(text="…")])]
-    for block in blocks:
-        block.validate_json()
-    return {"text": clip(text, FALLBACK_LIMIT, "en"), "blocks": [block.to_dict() for block in blocks]}
-
-
-def render_thread(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> list[dict[str, Any]]:
-    """The root message first, then one thread reply per finding (none when healthy)."""
-    findings = localize_all(diagnosis, catalogue, lang)
-    messages = [root_message(diagnosis, findings, lang)]
-    if diagnosis.verdict_layer in ("healthy", "unknown"):
-        return messages
-    messages += [finding_message(f, i, lang) for i, f in enumerate(findings, 1)]
-    return messages

@@ -21,12 +21,13 @@ from zoneinfo import ZoneInfo
 
 from bot.catalogue import Catalogue
 from bot.config import ClusterConfig, Config, HealthPostConfig
+from bot.deliver.blocks.health import render_health_post
 from bot.deliver.slack_poster import post, update, upload_file
 from bot.diagnoser import Diagnoser
 from bot.diagnosis import Diagnosis, Finding
 from bot.observe.metrics import Metrics, PostResult
 from bot.render.capacity_chart import render_capacity_png
-from bot.render.health import HealthFacts, health_facts, render_health_post
+from bot.render.health import HealthFacts, health_facts
 from bot.render.localize import localize
 from bot.render.messages import Lang, say
 from bot.schedule.decide import Decision, PostRules, decide

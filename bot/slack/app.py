@@ -2,7 +2,7 @@
 
 Every listener here is thin. It validates what Slack sent against the configuration, acks within
 Slack's 3 seconds, and delegates: diagnoses to ``Diagnoser`` (collect → classify), rendering to
-``bot.render.slack``, posting to ``bot.deliver.slack_poster``, probes to ``bot.slack.probe_actions``.
+``bot.deliver.blocks``, posting to ``bot.deliver.slack_poster``, probes to ``bot.slack.probe_actions``.
 A failure in one diagnosis is reported in its thread and never reaches the listener.
 """
 
@@ -23,6 +23,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.catalogue import Catalogue, default_catalogue
 from bot.config import ClusterConfig, Config
+from bot.deliver.blocks.thread import render_thread
 from bot.deliver.slack_poster import post, post_thread, web_client
 from bot.diagnoser import (
     CollectSnapshot,
@@ -40,11 +41,7 @@ from bot.observe.logs import (
 )
 from bot.observe.metrics import Metrics
 from bot.render.messages import Lang, say
-from bot.render.slack import (
-    ACTION_MUTE,
-    ACTION_RERUN,
-    render_thread,
-)
+from bot.render.slack import ACTION_MUTE, ACTION_RERUN
 from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
 from bot.slack.state import AnsweredOnce, ClusterLocks, MuteList, Mutes, SeenOnce, StoredMutes, StoredSeenOnce
 from bot.snapshot.redact import redact

@@ -20,6 +20,7 @@ from bot.collect.deadline import Deadline
 from bot.collect.kubernetes import KubernetesReader
 from bot.collect.live import kubernetes_client
 from bot.config import ClusterConfig
+from bot.deliver.blocks.probes import gpu_probe_message, head_check_message, status_message
 from bot.deliver.slack_poster import post
 from bot.diagnoser import target_of
 from bot.observe.metrics import ProbeResult
@@ -28,7 +29,6 @@ from bot.probes.gpu import run_gpu_probe
 from bot.probes.head import check_head
 from bot.probes.status import ray_status_text
 from bot.render.messages import say
-from bot.render.probes import gpu_probe_message, head_check_message, status_message
 from bot.render.slack import ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS
 from bot.slack.app import Bot, button_press
 

@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.snapshot.from_kubernetes import kubernetes_state
-from bot.snapshot.from_ray import ray_state as build_ray_state
 from bot.snapshot.model import SCHEMA, CollectionError, Snapshot, TextLine
 from bot.snapshot.ray import RayState
+from bot.snapshot.ray_json import ray_state as build_ray_state
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 

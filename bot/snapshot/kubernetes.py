@@ -13,7 +13,7 @@ from datetime import datetime
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from bot.snapshot.base import SnapshotModel
+from bot.snapshot.base import SnapshotModel, new_dict, new_list
 from bot.snapshot.pod_index import PodIndex, index_pods
 from bot.snapshot.redact import Redacted, RedactedLines
 
@@ -42,22 +42,22 @@ class LabelRequirement(_Model):
 
     key: str
     operator: str = "In"
-    values: list[str] = Field(default_factory=list)
+    values: list[str] = Field(default_factory=new_list)
 
 
 class NodeSelectorTerm(_Model):
-    match_expressions: list[LabelRequirement] = Field(default_factory=list)
-    match_fields: list[LabelRequirement] = Field(default_factory=list)
+    match_expressions: list[LabelRequirement] = Field(default_factory=new_list)
+    match_fields: list[LabelRequirement] = Field(default_factory=new_list)
 
 
 class PodAffinityTerm(_Model):
     """A required (anti-)affinity term: which Pods, in which topology domain."""
 
     anti: bool = False
-    match_labels: dict[str, str] = Field(default_factory=dict)
-    match_expressions: list[LabelRequirement] = Field(default_factory=list)
+    match_labels: dict[str, str] = Field(default_factory=new_dict)
+    match_expressions: list[LabelRequirement] = Field(default_factory=new_list)
     topology_key: str = "kubernetes.io/hostname"
-    namespaces: list[str] = Field(default_factory=list)
+    namespaces: list[str] = Field(default_factory=new_list)
 
 
 class Condition(_Model):
@@ -70,12 +70,12 @@ class Condition(_Model):
 
 class Node(_Model):
     name: str
-    labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    labels: dict[str, str] = Field(default_factory=new_dict)
+    taints: list[Taint] = Field(default_factory=new_list)
     unschedulable: bool = False
-    capacity: dict[str, float] = Field(default_factory=dict)
-    allocatable: dict[str, float] = Field(default_factory=dict)
-    conditions: list[Condition] = Field(default_factory=list)
+    capacity: dict[str, float] = Field(default_factory=new_dict)
+    allocatable: dict[str, float] = Field(default_factory=new_dict)
+    conditions: list[Condition] = Field(default_factory=new_list)
     internal_ip: str | None = None
     created: datetime | None = None
 
@@ -87,10 +87,10 @@ class Node(_Model):
 class ContainerSpec(_Model):
     name: str
     image: str | None = None
-    requests: dict[str, float] = Field(default_factory=dict)
-    limits: dict[str, float] = Field(default_factory=dict)
-    env_names: list[str] = Field(default_factory=list)
-    command: RedactedLines = Field(default_factory=list)
+    requests: dict[str, float] = Field(default_factory=new_dict)
+    limits: dict[str, float] = Field(default_factory=new_dict)
+    env_names: list[str] = Field(default_factory=new_list)
+    command: RedactedLines = Field(default_factory=new_list)
 
 
 class ContainerStatus(_Model):
@@ -119,27 +119,27 @@ class Pod(_Model):
     node_name: str | None = None
     pod_ip: str | None = None
     host_ip: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=new_dict)
     owner: OwnerRef | None = None
     created: datetime | None = None
     deleting: bool = False
     scheduler_name: str | None = None
-    scheduling_gates: list[str] = Field(default_factory=list)
-    containers: list[ContainerSpec] = Field(default_factory=list)
-    init_containers: list[ContainerSpec] = Field(default_factory=list)
-    overhead: dict[str, float] = Field(default_factory=dict)
+    scheduling_gates: list[str] = Field(default_factory=new_list)
+    containers: list[ContainerSpec] = Field(default_factory=new_list)
+    init_containers: list[ContainerSpec] = Field(default_factory=new_list)
+    overhead: dict[str, float] = Field(default_factory=new_dict)
     # Effective scheduling request as kube-scheduler computes it: max(sum of app containers,
     # largest init container) plus overhead. Filled by the builders so rules never recompute it.
-    requests: dict[str, float] = Field(default_factory=dict)
-    node_selector: dict[str, str] = Field(default_factory=dict)
-    required_node_terms: list[NodeSelectorTerm] = Field(default_factory=list)
-    tolerations: list[Toleration] = Field(default_factory=list)
-    pvc_names: list[str] = Field(default_factory=list)
-    pod_affinity_terms: list[PodAffinityTerm] = Field(default_factory=list)
+    requests: dict[str, float] = Field(default_factory=new_dict)
+    node_selector: dict[str, str] = Field(default_factory=new_dict)
+    required_node_terms: list[NodeSelectorTerm] = Field(default_factory=new_list)
+    tolerations: list[Toleration] = Field(default_factory=new_list)
+    pvc_names: list[str] = Field(default_factory=new_list)
+    pod_affinity_terms: list[PodAffinityTerm] = Field(default_factory=new_list)
     has_topology_spread: bool = False
     # Only the conditions the classifier reads are kept (see _KEPT_POD_CONDITIONS).
-    conditions: list[Condition] = Field(default_factory=list)
-    container_statuses: list[ContainerStatus] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=new_list)
+    container_statuses: list[ContainerStatus] = Field(default_factory=new_list)
     status_reason: str | None = None
     status_message: Redacted | None = None
     # Set by the pasted-text parser when only a `kubectl get pods` row was seen: the STATUS column.
@@ -223,8 +223,8 @@ class Service(_Model):
     namespace: str = "default"
     type: str = "ClusterIP"
     cluster_ip: str | None = None
-    selector: dict[str, str] = Field(default_factory=dict)
-    ports: list[ServicePort] = Field(default_factory=list)
+    selector: dict[str, str] = Field(default_factory=new_dict)
+    ports: list[ServicePort] = Field(default_factory=new_list)
 
 
 class EndpointAddress(_Model):
@@ -236,8 +236,8 @@ class EndpointAddress(_Model):
 class Endpoints(_Model):
     name: str
     namespace: str = "default"
-    addresses: list[EndpointAddress] = Field(default_factory=list)
-    ports: list[int] = Field(default_factory=list)
+    addresses: list[EndpointAddress] = Field(default_factory=new_list)
+    ports: list[int] = Field(default_factory=new_list)
 
 
 class RayGroup(_Model):
@@ -249,11 +249,11 @@ class RayGroup(_Model):
     min_replicas: int | None = None
     max_replicas: int | None = None
     suspend: bool = False
-    ray_start_params: dict[str, str] = Field(default_factory=dict)
-    node_selector: dict[str, str] = Field(default_factory=dict)
-    required_node_terms: list[NodeSelectorTerm] = Field(default_factory=list)
-    tolerations: list[Toleration] = Field(default_factory=list)
-    containers: list[ContainerSpec] = Field(default_factory=list)
+    ray_start_params: dict[str, str] = Field(default_factory=new_dict)
+    node_selector: dict[str, str] = Field(default_factory=new_dict)
+    required_node_terms: list[NodeSelectorTerm] = Field(default_factory=new_list)
+    tolerations: list[Toleration] = Field(default_factory=new_list)
+    containers: list[ContainerSpec] = Field(default_factory=new_list)
 
     @property
     def ray_container(self) -> ContainerSpec | None:
@@ -266,10 +266,10 @@ class RayClusterObject(_Model):
     ray_version: str | None = None
     autoscaling: bool = False
     head: RayGroup | None = None
-    worker_groups: list[RayGroup] = Field(default_factory=list)
+    worker_groups: list[RayGroup] = Field(default_factory=new_list)
     state: str | None = None
     reason: str | None = None
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=new_list)
     ready_workers: int | None = None
     desired_workers: int | None = None
     owner: OwnerRef | None = None
@@ -291,17 +291,17 @@ class RayServiceObject(_Model):
     name: str
     namespace: str = "default"
     service_status: str | None = None
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=new_list)
     cluster_name: str | None = None
-    app_statuses: dict[str, str] = Field(default_factory=dict)
-    app_messages: dict[str, Redacted] = Field(default_factory=dict)
+    app_statuses: dict[str, str] = Field(default_factory=new_dict)
+    app_messages: dict[str, Redacted] = Field(default_factory=new_dict)
 
 
 class ResourceQuota(_Model):
     name: str
     namespace: str = "default"
-    hard: dict[str, float] = Field(default_factory=dict)
-    used: dict[str, float] = Field(default_factory=dict)
+    hard: dict[str, float] = Field(default_factory=new_dict)
+    used: dict[str, float] = Field(default_factory=new_dict)
 
 
 class PersistentVolumeClaim(_Model):
@@ -315,9 +315,9 @@ class PersistentVolumeClaim(_Model):
 class NetworkPolicy(_Model):
     name: str
     namespace: str = "default"
-    pod_selector: dict[str, str] = Field(default_factory=dict)
+    pod_selector: dict[str, str] = Field(default_factory=new_dict)
     selects_all: bool = False
-    policy_types: list[str] = Field(default_factory=list)
+    policy_types: list[str] = Field(default_factory=new_list)
     ingress_rules: int = 0
     egress_rules: int = 0
 
@@ -337,27 +337,27 @@ class PodLog(_Model):
     pod: str
     namespace: str = "default"
     container: str | None = None
-    lines: RedactedLines = Field(default_factory=list)
+    lines: RedactedLines = Field(default_factory=new_list)
 
 
 class KubernetesState(_Model):
-    nodes: list[Node] = Field(default_factory=list)
+    nodes: list[Node] = Field(default_factory=new_list)
     # False when the snapshot carries only some nodes (a pasted `describe node`): the fit
     # explainer then cannot count "0/N nodes" and says so instead of guessing.
     nodes_complete: bool = True
-    pods: list[Pod] = Field(default_factory=list)
-    events: list[Event] = Field(default_factory=list)
-    services: list[Service] = Field(default_factory=list)
-    endpoints: list[Endpoints] = Field(default_factory=list)
-    rayclusters: list[RayClusterObject] = Field(default_factory=list)
-    rayjobs: list[RayJobObject] = Field(default_factory=list)
-    rayservices: list[RayServiceObject] = Field(default_factory=list)
-    resource_quotas: list[ResourceQuota] = Field(default_factory=list)
-    pvcs: list[PersistentVolumeClaim] = Field(default_factory=list)
-    network_policies: list[NetworkPolicy] = Field(default_factory=list)
-    device_plugin_pods: list[Pod] = Field(default_factory=list)
-    logs: list[PodLog] = Field(default_factory=list)
-    workloads: list[KueueWorkload] = Field(default_factory=list)
+    pods: list[Pod] = Field(default_factory=new_list)
+    events: list[Event] = Field(default_factory=new_list)
+    services: list[Service] = Field(default_factory=new_list)
+    endpoints: list[Endpoints] = Field(default_factory=new_list)
+    rayclusters: list[RayClusterObject] = Field(default_factory=new_list)
+    rayjobs: list[RayJobObject] = Field(default_factory=new_list)
+    rayservices: list[RayServiceObject] = Field(default_factory=new_list)
+    resource_quotas: list[ResourceQuota] = Field(default_factory=new_list)
+    pvcs: list[PersistentVolumeClaim] = Field(default_factory=new_list)
+    network_policies: list[NetworkPolicy] = Field(default_factory=new_list)
+    device_plugin_pods: list[Pod] = Field(default_factory=new_list)
+    logs: list[PodLog] = Field(default_factory=new_list)
+    workloads: list[KueueWorkload] = Field(default_factory=new_list)
     _pod_index: PodIndex | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")

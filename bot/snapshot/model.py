@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.snapshot.base import new_list
 from bot.snapshot.errors import CollectionError
 from bot.snapshot.kubernetes import KubernetesState
 from bot.snapshot.ray import RayState
@@ -42,9 +43,9 @@ class Snapshot(BaseModel):
     origin: Literal["live", "file", "paste"] = "file"
     kubernetes: KubernetesState | None = None
     ray: RayState | None = None
-    texts: list[TextLine] = Field(default_factory=list)
-    errors: list[CollectionError] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    texts: list[TextLine] = Field(default_factory=new_list)
+    errors: list[CollectionError] = Field(default_factory=new_list)
+    notes: list[str] = Field(default_factory=new_list)
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from bot.snapshot.base import SnapshotModel
+from bot.snapshot.base import SnapshotModel, new_dict, new_list
 from bot.snapshot.redact import Redacted, RedactedLines
 
 
@@ -29,10 +29,10 @@ class RayNode(_Model):
     state: str = "ALIVE"
     is_head: bool = False
     node_type: str | None = None
-    resources_total: dict[str, float] = Field(default_factory=dict)
+    resources_total: dict[str, float] = Field(default_factory=new_dict)
     # None when the source does not say what is free on this node.
     resources_available: dict[str, float] | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=new_dict)
 
     @property
     def alive(self) -> bool:
@@ -42,10 +42,10 @@ class RayNode(_Model):
 class Demand(_Model):
     """Work waiting for resources: a task/actor shape, or a placement group's bundles."""
 
-    shape: dict[str, float] = Field(default_factory=dict)
+    shape: dict[str, float] = Field(default_factory=new_dict)
     count: int = 1
     kind: str = "task"  # task | actor | task_or_actor | placement_group | request
-    bundles: list[dict[str, float]] = Field(default_factory=list)
+    bundles: list[dict[str, float]] = Field(default_factory=new_list)
     strategy: str | None = None
     infeasible: bool = False
     # Ray's own message said the request fits a node but the resources are claimed now (the
@@ -83,7 +83,7 @@ class RayActor(_Model):
     node_id: str | None = None
     job_id: str | None = None
     pid: int | None = None
-    required_resources: dict[str, float] = Field(default_factory=dict)
+    required_resources: dict[str, float] = Field(default_factory=new_dict)
     detached: bool = False
     ray_namespace: str | None = None
     start_time: datetime | None = None
@@ -95,7 +95,7 @@ class RayTask(_Model):
     name: str | None = None
     state: str = "PENDING_NODE_ASSIGNMENT"
     job_id: str | None = None
-    required_resources: dict[str, float] = Field(default_factory=dict)
+    required_resources: dict[str, float] = Field(default_factory=new_dict)
 
 
 class PlacementGroup(_Model):
@@ -103,7 +103,7 @@ class PlacementGroup(_Model):
     name: str | None = None
     state: str = "CREATED"
     strategy: str = "PACK"
-    bundles: list[dict[str, float]] = Field(default_factory=list)
+    bundles: list[dict[str, float]] = Field(default_factory=new_list)
     detached: bool = False
     creator_job_id: str | None = None
     job_dead: bool = False
@@ -113,14 +113,14 @@ class ServeDeployment(_Model):
     name: str
     status: str = "UNKNOWN"
     message: Redacted = ""
-    replica_states: dict[str, int] = Field(default_factory=dict)
+    replica_states: dict[str, int] = Field(default_factory=new_dict)
 
 
 class ServeApplication(_Model):
     name: str
     status: str = "UNKNOWN"
     message: Redacted = ""
-    deployments: list[ServeDeployment] = Field(default_factory=list)
+    deployments: list[ServeDeployment] = Field(default_factory=new_list)
 
 
 class RayJobInfo(_Model):
@@ -135,7 +135,7 @@ class NodeType(_Model):
     """A template the autoscaler can launch: a KubeRay worker group or a cluster-launcher node type."""
 
     name: str
-    resources: dict[str, float] = Field(default_factory=dict)
+    resources: dict[str, float] = Field(default_factory=new_dict)
     # True when the template lists its resources explicitly (cluster-launcher ``resources:`` or
     # rayStartParams ``resources``/``num-gpus``), so a missing key really is missing.
     explicit: bool = False
@@ -151,8 +151,8 @@ class TuneTrials(_Model):
     """Ray Tune's trials by state (``PENDING``, ``RUNNING``, ``TERMINATED``...), as its status
     output reports them, with the lines of the paste that say so."""
 
-    counts: dict[str, int] = Field(default_factory=dict)
-    quotes: RedactedLines = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=new_dict)
+    quotes: RedactedLines = Field(default_factory=new_list)
 
     @property
     def pending(self) -> int:
@@ -165,33 +165,33 @@ class TuneTrials(_Model):
 
 class RayState(_Model):
     version: str | None = None
-    nodes: list[RayNode] = Field(default_factory=list)
+    nodes: list[RayNode] = Field(default_factory=new_list)
     # Cluster-wide figures when per-node ones are not known (plain `ray status`).
-    totals: dict[str, float] = Field(default_factory=dict)
-    used: dict[str, float] = Field(default_factory=dict)
+    totals: dict[str, float] = Field(default_factory=new_dict)
+    used: dict[str, float] = Field(default_factory=new_dict)
     node_count: int | None = None
-    node_groups: dict[str, int] = Field(default_factory=dict)
-    pending_nodes: list[str] = Field(default_factory=list)
-    recent_failures: RedactedLines = Field(default_factory=list)
+    node_groups: dict[str, int] = Field(default_factory=new_dict)
+    pending_nodes: list[str] = Field(default_factory=new_list)
+    recent_failures: RedactedLines = Field(default_factory=new_list)
     # ``(x used of y reserved in placement groups)``: what groups reserve (free only to their own
     # work) and how much of it that work uses, cluster-wide.
-    reserved: dict[str, float] = Field(default_factory=dict)
-    reserved_used: dict[str, float] = Field(default_factory=dict)
+    reserved: dict[str, float] = Field(default_factory=new_dict)
+    reserved_used: dict[str, float] = Field(default_factory=new_dict)
     # ``totals`` come from a plain ``ray status`` (Ray 2.4+), which leaves ``accelerator_type:``
     # resources out: their absence there says nothing.
     accelerator_types_hidden: bool = False
-    demands: list[Demand] = Field(default_factory=list)
-    node_types: list[NodeType] = Field(default_factory=list)
-    actors: list[RayActor] = Field(default_factory=list)
-    pending_tasks: list[RayTask] = Field(default_factory=list)
-    placement_groups: list[PlacementGroup] = Field(default_factory=list)
-    serve_applications: list[ServeApplication] = Field(default_factory=list)
-    jobs: list[RayJobInfo] = Field(default_factory=list)
+    demands: list[Demand] = Field(default_factory=new_list)
+    node_types: list[NodeType] = Field(default_factory=new_list)
+    actors: list[RayActor] = Field(default_factory=new_list)
+    pending_tasks: list[RayTask] = Field(default_factory=new_list)
+    placement_groups: list[PlacementGroup] = Field(default_factory=new_list)
+    serve_applications: list[ServeApplication] = Field(default_factory=new_list)
+    jobs: list[RayJobInfo] = Field(default_factory=new_list)
     tune: TuneTrials | None = None
     # Parts of the Ray layer this release's dashboard has no endpoint for (part -> the paths that
     # answered 404): what they would show is unknown, not empty. Only ``serve`` for now (Ray 2.5's
     # dashboard has no Serve REST API).
-    unread: dict[str, list[str]] = Field(default_factory=dict)
+    unread: dict[str, list[str]] = Field(default_factory=new_dict)
 
     @property
     def alive_nodes(self) -> list[RayNode]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.snapshot.quantity import parse_byte_size
@@ -29,8 +29,16 @@ _MAP = re.compile(r"\{([^{}]*)\}(?:\s*\*\s*(\d+))?")
 # Placement-group bookkeeping: ``CPU_group_<pg id>`` and ``CPU_group_<index>_<pg id>`` are carved
 # out of a node's real ``CPU``; ``bundle_group_...`` only marks a bundle.
 _PG_RESOURCE = re.compile(r"^(?P<base>.+?)_group_(?:\d+_)?[0-9a-fA-F]{16,}$")
+# A cluster whose config names no node types (nodes started by hand with ``ray start``, Ray's
+# read-only node provider) gets one "type" per node, named after it: ``node_`` and the node id in
+# hex (autoscaler v1 ``format_readonly_node_type(node_id.hex())``, v2
+# ``ClusterStatusParser._parse_nodes``: ``f"node_{node_id}"``). Node ids are 28 bytes, 56 hex
+# digits; no shorter run of hex comes from Ray, and a worker group is not named that way.
+_SYNTHETIC_NODE_TYPE = re.compile(r"^node_[0-9a-fA-F]{16,}$")
 _MAX_MAPS = 10_000
 _MAX_COUNT_DIGITS = 12
+# A bundle count is only ever multiplied out this far; a real group has a handful.
+MAX_BUNDLES = 1000
 
 
 def parse_amount(number: str, unit: str | None = None) -> float | None:
@@ -53,6 +61,34 @@ def base_resource(name: str) -> str | None:
         return name
     base = match.group("base")
     return None if base == "bundle" or "_group_" in base else base
+
+
+def is_synthetic_node_type(name: str) -> bool:
+    """Whether a node type is Ray's stand-in named after one node rather than a worker group."""
+    return bool(_SYNTHETIC_NODE_TYPE.match(name))
+
+
+def fold_resources(items: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """A resource map in which placement-group bookkeeping counts under its base resource, once.
+
+    Ray names every bundle's resources twice, with the same amount: the wildcard
+    ``CPU_group_<pg id>`` and the indexed ``CPU_group_<index>_<pg id>`` (``BundleSpecification``
+    labels a reserved bundle with both; a task pinned to a bundle index asks both, one left to any
+    bundle only the wildcard). Both are carved out of the node's ``CPU``, not extra capacity, and
+    Ray's own ``ray status`` folds them the same way (``filter_placement_group_from_bundle`` keeps
+    one amount per base name). So the real name's amount wins, else the first bookkeeping name's;
+    ``bundle_group_...`` and amounts that are not finite are dropped.
+    """
+    found: dict[str, float] = {}
+    for name, amount in items:
+        base = base_resource(name)
+        if base is None or not math.isfinite(amount):
+            continue
+        if base != name:
+            found.setdefault(base, amount)
+            continue
+        found[name] = amount
+    return found
 
 
 def _key(text: str) -> str:

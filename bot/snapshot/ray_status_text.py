@@ -39,9 +39,12 @@ from dataclasses import dataclass, field
 
 from bot.snapshot.ray import Demand, RayNode
 from bot.snapshot.ray_notation import (
+    MAX_BUNDLES,
     base_resource,
     find_maps,
     find_usages,
+    fold_resources,
+    is_synthetic_node_type,
     node_ip_from_resources,
     parse_amount,
 )
@@ -52,7 +55,6 @@ TITLES = ("node status", "resources")
 TIMING = ("gcs request time", "node provider non_terminated_nodes time", "autoscaler iteration time")
 _DASHES = re.compile(r"^[-=]{3,}$")
 _IPV4 = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3})\b")
-_SYNTHETIC_TYPE = re.compile(r"^node_[0-9a-fA-F]{8,}$")
 _HEX_ID = re.compile(r"^[0-9a-fA-F]{16,}$")
 _COUNT_NAME = re.compile(r"(?<!\S)(\d{1,9})\s+([^\s,:()]+)(?=\s|$)")
 _MAPS = r"\{[^{}]*\}(?:\s*\*\s*\d+)?(?:\s*,\s*\{[^{}]*\}(?:\s*\*\s*\d+)?)*"
@@ -74,8 +76,6 @@ _RESERVED = re.compile(
 )
 # A line this long that holds several section titles is a status whose newlines were lost.
 _FLATTENED = 200
-# A bundle count is only ever multiplied out this far; a real group has a handful.
-_MAX_BUNDLES = 1000
 
 # Section titles (lower case, without the colon) and what their lines hold.
 SECTIONS = {
@@ -137,7 +137,7 @@ class NodeBlock:
         label = paren.rstrip(")").strip() or None
         node_ip = label if label and _IPV4.fullmatch(label) else None
         node_type = label if label and node_ip is None else None
-        if node_type and _SYNTHETIC_TYPE.match(node_type):
+        if node_type and is_synthetic_node_type(node_type):
             node_type = None  # a plain `ray start` cluster names each node's type after the node
         if node_ip is None and _IPV4.fullmatch(ident):
             node_ip = ident
@@ -208,15 +208,6 @@ def placement_group_demand(
     )
 
 
-def _clean_shape(shape: dict[str, float]) -> dict[str, float]:
-    cleaned: dict[str, float] = {}
-    for name, amount in shape.items():
-        base = base_resource(name)
-        if base is not None:
-            cleaned[base] = cleaned.get(base, 0.0) + amount
-    return cleaned
-
-
 def _count(text: str) -> int:
     return min(int(text), 10**12) if text.isdecimal() and len(text) <= 13 else 1
 
@@ -229,12 +220,12 @@ def demand_from(match: re.Match[str]) -> Demand | None:
     maps = find_maps(match.group("maps"))
     if what.startswith("pending placement group"):
         bundles: list[dict[str, float]] = []
-        for found in maps[:_MAX_BUNDLES]:
-            shape = _clean_shape(found.shape)
+        for found in maps[:MAX_BUNDLES]:
+            shape = fold_resources(found.shape.items())
             if shape:
-                bundles.extend(dict(shape) for _ in range(min(found.times or 1, _MAX_BUNDLES - len(bundles))))
+                bundles.extend(dict(shape) for _ in range(min(found.times or 1, MAX_BUNDLES - len(bundles))))
         return placement_group_demand(bundles, match.group("strategy"), count, text) if bundles else None
-    shape = _clean_shape(maps[0].shape) if maps else {}
+    shape = fold_resources(maps[0].shape.items()) if maps else {}
     if not shape:
         return None
     kind = "request" if what.startswith("from request_resources") else "task_or_actor"
@@ -245,6 +236,17 @@ def demand_from(match: re.Match[str]) -> Demand | None:
 def find_demands(text: str) -> list[Demand]:
     """Every demand line inside ``text`` (a demand section's line, or several run together)."""
     return [demand for match in _DEMAND.finditer(text) if (demand := demand_from(match))]
+
+
+def node_usage(text: str) -> tuple[dict[str, float], dict[str, float]]:
+    """(used, total) from ``used/total name`` lines, as ``/nodes?view=summary`` gives them per node."""
+    used: dict[str, float] = {}
+    total: dict[str, float] = {}
+    for line in text.splitlines():
+        for usage in find_usages(line):
+            used.update(fold_resources([(usage.name, usage.first)]))
+            total.update(fold_resources([(usage.name, usage.second)]))
+    return used, total
 
 
 def _common_prefix(lines: Sequence[str]) -> str:
@@ -333,7 +335,7 @@ class _Reader:
         self.status.node_count = (self.status.node_count or 0) + count
         self.counted = True
         maps = find_maps(match.group(2))
-        totals = _clean_shape(maps[0].shape) if maps else {}
+        totals = fold_resources(maps[0].shape.items()) if maps else {}
         if totals:
             for _ in range(min(count, 100)):
                 self.blocks.append(NodeBlock(header=node_ip_from_resources(totals) or "", totals=totals))
@@ -345,7 +347,7 @@ class _Reader:
         for count_text, name in pairs:
             count = _count(count_text)
             self.status.node_count = (self.status.node_count or 0) + count
-            if not _SYNTHETIC_TYPE.match(name):
+            if not is_synthetic_node_type(name):
                 self.status.node_groups[name] = self.status.node_groups.get(name, 0) + count
         self.counted = True
         return True

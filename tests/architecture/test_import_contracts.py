@@ -1,10 +1,9 @@
 """The import contracts of pyproject.toml hold, and they catch the imports they are there to stop.
 
 ``lint-imports`` (import-linter) checks the layers, and which packages may use the Slack, Kubernetes
-and Ray libraries, over the real import graph of ``bot``. The contracts list the imports that break
-them today (``ignore_imports``); import-linter fails when one of those no longer exists, so the list
-only shrinks. The second half proves each contract works: a copy of the package gets one new
-import that the contract forbids, and the check must fail and name it.
+and Ray libraries, over the real import graph of ``bot``, with no exceptions listed. The second
+half proves each contract works: a copy of the package gets one new import that the contract
+forbids, and the check must fail and name it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from bot.catalogue import RuleError, default_catalogue, default_rules_dir, load_catalogue
-from bot.render.localize import fill
+from bot.render.template import fill
 
 RULES = default_rules_dir()
 

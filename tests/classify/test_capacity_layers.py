@@ -138,9 +138,14 @@ def test_every_capacity_field_round_trips_through_json() -> None:
     assert type(again.models[0].allocatable) is int and again.ray_nodes_alive is None
 
 
-@pytest.mark.parametrize(
-    "module", ["bot/render/capacity.py", "bot/render/health.py", "bot/render/capacity_chart.py"]
+RENDERERS = sorted(
+    str(path.relative_to(ROOT))
+    for pattern in ("bot/render/*.py", "bot/deliver/blocks/*.py")
+    for path in ROOT.glob(pattern)
 )
+
+
+@pytest.mark.parametrize("module", RENDERERS)
 def test_renderers_read_the_diagnosis_not_the_snapshot(module: str) -> None:
     tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}

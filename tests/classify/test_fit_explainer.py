@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from bot.classify.context import Context
 from bot.classify.fit import (
     FitExplainer,
+    Shortfall,
     format_summary,
     normalise_reason,
     parse_scheduler_message,
@@ -199,7 +200,7 @@ def test_array_replay_counts_and_closest_nodes_match_node_by_node(
 
     # The definition, one node at a time: first failing filter wins, then every lacking resource.
     reasons: Counter[str] = Counter()
-    short: dict[str, list[str]] = {}
+    short: dict[str, list[Shortfall]] = {}
     fitting, lacking = [], set()
     for node in nodes:
         static = explainer.static_reason(pod, node)
@@ -211,7 +212,7 @@ def test_array_replay_counts_and_closest_nodes_match_node_by_node(
             reasons["Too many pods" if s.resource == "pods" else f"Insufficient {s.resource}"] += 1
             lacking.add(s.resource)
         if shortfalls:
-            short[node.name] = [s.describe() for s in shortfalls]
+            short[node.name] = shortfalls
         else:
             fitting.append(node.name)
     assert replay.reasons == reasons
@@ -220,7 +221,7 @@ def test_array_replay_counts_and_closest_nodes_match_node_by_node(
     # Only the closest nodes are spelt out, and each one exactly as resource_shortfalls says.
     assert len(replay.shortfalls) == min(3, len(short))
     for name, found in replay.shortfalls.items():
-        assert [s.describe() for s in found] == short[name]
+        assert found == short[name]
 
     def badness(name: str) -> tuple[int, float]:
         found = explainer.resource_shortfalls(pod, next(n for n in nodes if n.name == name))

@@ -41,7 +41,7 @@ def test_both_wordings_of_triggered_scale_up_are_read() -> None:
         ScaleUpAsk("aks-gpupool-29545764-vmss", 0, 1, 1)
     ]
     several = parse_scale_up("pod triggered scale-up: [{pool-a 1->2 (max: 4)} {pool-b 0->1 (max: 1)}]")
-    assert [a.describe() for a in several] == ["pool-a 1→2 (max 4)", "pool-b 0→1 (max 1)"]
+    assert several == [ScaleUpAsk("pool-a", 1, 2, 4), ScaleUpAsk("pool-b", 0, 1, 1)]
     old = parse_scale_up("pod triggered scale-up, group: nodes.example.com, sizes (current/new): 2/3")
     assert old == [ScaleUpAsk("nodes.example.com", 2, 3, None)]
 

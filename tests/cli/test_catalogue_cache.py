@@ -291,12 +291,14 @@ def _python(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedP
     )
 
 
-# Runs `raydiag ARGS...` as `python -m bot` does and prints the modules it loaded, as JSON, last.
+# Runs `raydiag ARGS...` (its `main`, which the entry point calls before its quick exit) and prints
+# the modules it loaded, as JSON, last.
 _LOADED = """
-import json, runpy, sys
+import json, sys
 sys.argv = ["raydiag", *sys.argv[1:]]
+from bot.cli import main
 try:
-    runpy.run_module("bot", run_name="__main__", alter_sys=True)
+    code = main()
 except SystemExit as end:
     code = end.code
 print("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys.modules)}))

@@ -17,6 +17,7 @@ from bot.demo import kuberay_state
 from bot.demo.local_ray import processes_with_marker
 from bot.diagnosis import Diagnosis
 from bot.snapshot.files import parse_snapshot, snapshot_from_bundle
+from tools import build_demo_state
 
 # Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
 pytestmark = pytest.mark.xdist_group("real-ray")
@@ -48,8 +49,8 @@ def _assert_expected_order(found: list[Any]) -> None:
 
 
 def test_committed_json_is_what_the_generator_writes() -> None:
-    # After changing kuberay_state.py: `.venv/bin/python -m bot.demo.kuberay_state`.
-    assert kuberay_state.load_state() == json.loads(kuberay_state.render_state())
+    # After changing the tool or kuberay_state.py: `.venv/bin/python tools/build_demo_state.py`.
+    assert kuberay_state.STATE_FILE.read_text(encoding="utf-8") == build_demo_state.render_state()
 
 
 def test_bundled_state_reads_as_kubectl_lists() -> None:

@@ -170,6 +170,7 @@ class RecordedDashboard:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as aiohttp (Ray's dashboard) does: no 40 ms delayed-ACK wait
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:

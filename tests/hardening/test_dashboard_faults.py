@@ -3,7 +3,7 @@
 ``fault_matrix.DASHBOARD_CASES`` replays the recorded ``broken`` Ray 2.60 cluster (a detached actor
 holding the A100, a 4-GPU task on 1-GPU nodes, an H100 nobody has, a failed Serve app) from a
 loopback server with one fault each, through the collector's Ray half (``DashboardReader``,
-``collect_ray``, ``from_ray.ray_state``) and ``classify``. The broken part is an error finding
+``collect_ray``, ``ray_json.ray_state``) and ``classify``. The broken part is an error finding
 naming it; what the other endpoints say is still diagnosed; older and newer answer shapes are
 read as what they mean.
 """

@@ -163,6 +163,19 @@ def test_a_refusing_api_server_leaves_the_ray_half_of_the_diagnosis() -> None:
     assert {"ray-demand-infeasible", "ray-leftover-actor", "ray-serve-unhealthy"} <= outcome.rules
 
 
+def test_a_refusing_api_server_costs_one_error_not_one_per_call() -> None:
+    outcome = run("api-server-refuses-connections")
+
+    kubernetes = [e for e in outcome.snapshot.errors if e.source.startswith("kubernetes")]
+    assert [e.source for e in kubernetes] == ["kubernetes api"]
+    [error] = kubernetes
+    assert error.message.startswith("cannot reach the Kubernetes API server at https://127.0.0.1:")
+    assert error.message.endswith("connection refused; no other Kubernetes call was made")
+    assert error.hint is not None and "kubectl cluster-info" in error.hint
+    unread = [f for f in outcome.diagnosis.findings if f.rule == "collection-failed"]
+    assert [f.subject.name for f in unread] == ["kubernetes api"]
+
+
 def test_raydiag_diagnose_reports_both_layers_faults_and_both_layers_causes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

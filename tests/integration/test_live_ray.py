@@ -75,7 +75,7 @@ def _wait_for_demands(url: str, wanted: int) -> None:
     while time.monotonic() < deadline:
         from bot.collect.deadline import Deadline
         from bot.collect.ray_dashboard import DashboardReader, collect_ray
-        from bot.snapshot.from_ray import ray_state
+        from bot.snapshot.ray_json import ray_state
 
         demands = ray_state(collect_ray(DashboardReader(url, Deadline(10)))).demands
         if len(demands) >= wanted:
@@ -84,7 +84,7 @@ def _wait_for_demands(url: str, wanted: int) -> None:
 
 
 def base_state() -> dict[str, Any]:
-    return copy.deepcopy(state.build_state())
+    return state.load_state()
 
 
 def to_bundle(raw: dict[str, Any]) -> Bundle:

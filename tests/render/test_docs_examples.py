@@ -10,8 +10,8 @@ import pytest
 from slack_sdk.models.blocks import Block
 
 from bot.catalogue import default_catalogue
-from bot.render import render_markdown
-from bot.render.slack import render_thread
+from bot.deliver.blocks.thread import render_thread
+from bot.render.text_report import render_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))

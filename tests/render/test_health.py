@@ -9,8 +9,9 @@ import pytest
 from slack_sdk.models.blocks import Block
 
 from bot.classify import classify
+from bot.deliver.blocks.health import render_health_post
 from bot.diagnosis import Capacity, Diagnosis, Finding, GpuModelCapacity, Subject
-from bot.render.health import HealthFacts, PendingPod, format_duration, health_facts, render_health_post
+from bot.render.health import HealthFacts, PendingPod, format_duration, health_facts
 from bot.render.slack import MAX_BLOCKS
 from bot.snapshot.files import parse_snapshot
 from bot.snapshot.model import Snapshot

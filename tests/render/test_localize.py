@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.render.localize import fill
+from bot.render.template import fill
 
 
 def test_unknown_fact_in_prose_is_a_word_and_in_a_quoted_command_a_slot() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -10,10 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.collect.paste import parse_paste
-from bot.snapshot.from_ray import ray_state
 from bot.snapshot.quantity import parse_byte_size
 from bot.snapshot.ray import Demand, RayState
-from bot.snapshot.ray_status_text import RayStatusText, parse_status_text
+from bot.snapshot.ray_json import ray_state
+from bot.snapshot.ray_notation import fold_resources, is_synthetic_node_type
+from bot.snapshot.ray_status_text import RayStatusText, find_demands, parse_status_text
 from tests.support.corpus import CORPUS
 
 GIB = 2**30
@@ -175,6 +177,64 @@ def test_ray_1_x_without_node_types_lists_node_totals() -> None:
     assert status.node_count == 1
     (node,) = status.nodes
     assert node.node_ip == "10.0.0.5" and node.resources_total["GPU"] == 1.0
+
+
+def recorded_python(name: str, call: str) -> object:
+    """What a recorded ``>>> print(<call>)`` printed, as the Python value it is."""
+    lines = recorded(name).splitlines()
+    return ast.literal_eval(lines[lines.index(f">>> print({call})") + 1])
+
+
+def test_placement_group_resources_count_once_under_their_base_resource() -> None:
+    # Ray names each bundle's resources twice, CPU_group_<pg> and CPU_group_<index>_<pg>, both
+    # carved out of the node's CPU. Ray 1.x printed a node's raw totals in this layout; no Ray that
+    # prints it installs here, so the map is the one a recorded cluster holding a placement group
+    # gave (ray.cluster_resources()), and its own `ray status` says what the totals are.
+    name = "v1-pg-held-status-and-python.txt"
+    resources = recorded_python(name, "ray.cluster_resources()")
+    assert isinstance(resources, dict)
+    assert any("_group_0_" in key for key in resources) and any("bundle_group_" in key for key in resources)
+    line = f" 1 node(s) with resources: {resources}"
+    (node,) = read(
+        "\n".join(["======== Cluster status: 2021-01-05 10:00:00 ========", "Node status", line])
+    ).nodes
+
+    printed = read(recorded(name))
+    assert printed.totals["CPU"] == 6.0 and printed.totals["GPU"] == 2.0
+    assert node.resources_total["CPU"] == printed.totals["CPU"]
+    assert node.resources_total["GPU"] == printed.totals["GPU"]
+    assert not [key for key in node.resources_total if "_group_" in key]
+    assert node.resources_total == fold_resources(resources.items())  # what the JSON readers take
+
+
+def test_a_demand_of_placement_group_names_is_what_ray_prints_for_it() -> None:
+    # The recorded task waits inside a group and asks CPU_group_<pg> and GPU_group_<pg>; Ray's own
+    # `ray status` of the same moment prints that demand with the base names.
+    text = recorded("v1-pg-captured-status-and-list-tasks.txt")
+    asked = text[text.index("required_resources:") : text.index("runtime_env_info:")].splitlines()[1:]
+    rows = (row.partition(":") for row in asked if row.strip())
+    required = {key.strip(): float(value) for key, _, value in rows}
+    assert any(key.startswith("CPU_group_") for key in required)
+    (printed,) = read(text).demands
+    assert printed.in_placement_group and printed.shape == {"CPU": 1.0, "GPU": 1.0}
+
+    (demand,) = find_demands(f"{required}: 1+ pending tasks/actors (1+ using placement groups)")
+    assert demand.shape == printed.shape
+    # A task pinned to bundle 0 asks the indexed name too, with the same amount: still one CPU.
+    pg = next(key for key in required if key.startswith("CPU_group_")).removeprefix("CPU_group_")
+    (pinned,) = find_demands(f"{{'CPU_group_0_{pg}': 1.0, 'CPU_group_{pg}': 1.0}}: 1+ pending tasks/actors")
+    assert pinned.shape == {"CPU": 1.0}
+
+
+def test_node_types_named_after_their_node_are_not_worker_groups() -> None:
+    # Without node types in a cluster config, both autoscalers name each node's type node_<node id>.
+    status = read(recorded("v2-healthy-ray-status-v.txt"))
+    text = recorded("v2-healthy-ray-status-v.txt")
+    for node in status.nodes:
+        assert node.node_id is not None and f"(node_{node.node_id})" in text
+        assert is_synthetic_node_type(f"node_{node.node_id}") and node.node_type is None
+    assert status.node_groups == {}
+    assert not is_synthetic_node_type("gpu_workers") and not is_synthetic_node_type("node_pool_a")
 
 
 # --- robustness ----------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ import pytest
 from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.collect.paste import parse_paste
-from bot.render import render_json, render_markdown, render_text
-from bot.render.slack import render_thread
+from bot.deliver.blocks.thread import render_thread
+from bot.render.json_report import render_json
+from bot.render.text_report import render_markdown, render_text
 from bot.snapshot.files import parse_snapshot
 from bot.snapshot.redact import redact
 from tests.support import scenarios

@@ -31,13 +31,14 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"
 GiB = 1024**3
 
 
-def ray_labels(node_type: str, group: str) -> dict[str, str]:
+def ray_labels(node_type: str, group: str, *, cluster: str = CLUSTER) -> dict[str, str]:
+    """The labels KubeRay puts on a Ray Pod of ``cluster``."""
     return {
         "app.kubernetes.io/created-by": "kuberay-operator",
         "app.kubernetes.io/name": "kuberay",
-        "ray.io/cluster": CLUSTER,
+        "ray.io/cluster": cluster,
         "ray.io/group": group,
-        "ray.io/identifier": f"{CLUSTER}-{node_type}",
+        "ray.io/identifier": f"{cluster}-{node_type}",
         "ray.io/is-ray-node": "yes",
         "ray.io/node-type": node_type,
     }

@@ -2,7 +2,9 @@
 
 Fixtures are built from these so that every test reads the same JSON the collectors read from a
 real API server (field names, nesting, string quantities, RFC 3339 times, ownerReferences,
-admission-added tolerations), not a simplified stand-in.
+admission-added tolerations), not a simplified stand-in. The demo's recorded KubeRay state
+(``tools/build_demo_state.py``) is built from the same builders; the keyword options with a default
+(times, resource versions, generated names, priority classes) are what its recording differs in.
 """
 
 from __future__ import annotations
@@ -29,11 +31,19 @@ DEFAULT_TOLERATIONS = [
     },
 ]
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+# Owners without a namespace: their uid is derived without one.
+CLUSTER_SCOPED = {"Node"}
+SYSTEM_NODE_CRITICAL = 2000001000
 
 
 def uid(*parts: str) -> str:
     digest = hashlib.sha1("/".join(parts).encode()).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def version(*parts: str) -> str:
+    """A resourceVersion that differs per object but is the same on every run."""
+    return str(4_470_000 + int(hashlib.sha1("/".join(parts).encode()).hexdigest()[:4], 16) % 9000)
 
 
 def node(
@@ -48,10 +58,16 @@ def node(
     ip: str = "10.0.0.1",
     extra_allocatable: dict[str, str] | None = None,
     ready: bool = True,
+    created: str = T0,
+    heartbeat: str = T2,
+    ephemeral_storage: str = "95491281146",
+    pod_cidr: str = "10.8.0.0/24",
+    project: str = "ml-prod",
+    resource_version: str = "4471203",
 ) -> dict[str, Any]:
     allocatable = {
         "cpu": cpu,
-        "ephemeral-storage": "95491281146",
+        "ephemeral-storage": ephemeral_storage,
         "hugepages-1Gi": "0",
         "hugepages-2Mi": "0",
         "memory": memory,
@@ -60,7 +76,7 @@ def node(
     if gpus is not None:
         allocatable["nvidia.com/gpu"] = str(gpus)
     allocatable.update(extra_allocatable or {})
-    spec: dict[str, Any] = {"podCIDR": "10.8.0.0/24", "providerID": f"gce://ml-prod/us-central1-a/{name}"}
+    spec: dict[str, Any] = {"podCIDR": pod_cidr, "providerID": f"gce://{project}/us-central1-a/{name}"}
     if taints:
         spec["taints"] = taints
     if unschedulable:
@@ -71,8 +87,8 @@ def node(
         "metadata": {
             "name": name,
             "uid": uid("node", name),
-            "resourceVersion": "4471203",
-            "creationTimestamp": T0,
+            "resourceVersion": resource_version,
+            "creationTimestamp": created,
             "labels": {
                 "beta.kubernetes.io/arch": "amd64",
                 "beta.kubernetes.io/os": "linux",
@@ -96,16 +112,16 @@ def node(
                     "status": "False",
                     "reason": "KubeletHasSufficientMemory",
                     "message": "kubelet has sufficient memory available",
-                    "lastHeartbeatTime": T2,
-                    "lastTransitionTime": T0,
+                    "lastHeartbeatTime": heartbeat,
+                    "lastTransitionTime": created,
                 },
                 {
                     "type": "Ready",
                     "status": "True" if ready else "False",
                     "reason": "KubeletReady" if ready else "KubeletNotReady",
                     "message": "kubelet is posting ready status" if ready else "container runtime is down",
-                    "lastHeartbeatTime": T2,
-                    "lastTransitionTime": T0,
+                    "lastHeartbeatTime": heartbeat,
+                    "lastTransitionTime": created,
                 },
             ],
             "nodeInfo": {
@@ -132,7 +148,10 @@ def container(
     limits: dict[str, str] | None = None,
     ports: list[dict[str, Any]] | None = None,
     env: list[dict[str, Any]] | None = None,
+    command: list[str] | None = None,
+    mounts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """``command`` is run by a login bash (``args``), as KubeRay writes ``ray start``."""
     resources: dict[str, Any] = {}
     if limits:
         resources["limits"] = limits
@@ -146,6 +165,11 @@ def container(
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File",
     }
+    if mounts:
+        body["volumeMounts"] = mounts
+    if command:
+        body["command"] = ["/bin/bash", "-lc", "--"]
+        body["args"] = command
     if ports:
         body["ports"] = ports
     if env:
@@ -154,7 +178,13 @@ def container(
 
 
 def running_status(
-    containers: list[dict[str, Any]], *, ip: str, host_ip: str, ready: bool = True
+    containers: list[dict[str, Any]],
+    *,
+    ip: str,
+    host_ip: str,
+    ready: bool = True,
+    started: str = T1,
+    qos_class: str = "Burstable",
 ) -> dict[str, Any]:
     return {
         "phase": "Running",
@@ -163,14 +193,14 @@ def running_status(
                 "type": "PodReadyToStartContainers",
                 "status": "True",
                 "lastProbeTime": None,
-                "lastTransitionTime": T1,
+                "lastTransitionTime": started,
             },
-            {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": T1},
+            {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": started},
             {
                 "type": "Ready",
                 "status": "True" if ready else "False",
                 "lastProbeTime": None,
-                "lastTransitionTime": T1,
+                "lastTransitionTime": started,
                 **(
                     {}
                     if ready
@@ -181,16 +211,16 @@ def running_status(
                 "type": "ContainersReady",
                 "status": "True" if ready else "False",
                 "lastProbeTime": None,
-                "lastTransitionTime": T1,
+                "lastTransitionTime": started,
             },
-            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": T1},
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": started},
         ],
         "hostIP": host_ip,
         "hostIPs": [{"ip": host_ip}],
         "podIP": ip,
         "podIPs": [{"ip": ip}],
-        "startTime": T1,
-        "qosClass": "Burstable",
+        "startTime": started,
+        "qosClass": qos_class,
         "containerStatuses": [
             {
                 "name": c["name"],
@@ -201,15 +231,17 @@ def running_status(
                 "started": True,
                 "restartCount": 0,
                 "lastState": {},
-                "state": {"running": {"startedAt": T1}},
+                "state": {"running": {"startedAt": started}},
             }
             for c in containers
         ],
     }
 
 
-def pending_status(message: str | None = None) -> dict[str, Any]:
-    status: dict[str, Any] = {"phase": "Pending", "qosClass": "Burstable"}
+def pending_status(
+    message: str | None = None, *, since: str = T2, qos_class: str = "Burstable"
+) -> dict[str, Any]:
+    status: dict[str, Any] = {"phase": "Pending", "qosClass": qos_class}
     if message:
         status["conditions"] = [
             {
@@ -218,10 +250,24 @@ def pending_status(message: str | None = None) -> dict[str, Any]:
                 "reason": "Unschedulable",
                 "message": message,
                 "lastProbeTime": None,
-                "lastTransitionTime": T2,
+                "lastTransitionTime": since,
             }
         ]
     return status
+
+
+def owner_references(api_version: str, kind: str, name: str, *, namespace: str) -> list[dict[str, Any]]:
+    """What a controller writes on the objects it creates in ``namespace``."""
+    return [
+        {
+            "apiVersion": api_version,
+            "kind": kind,
+            "name": name,
+            "uid": uid(kind, "" if kind in CLUSTER_SCOPED else namespace, name),
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
 
 
 def pod(
@@ -238,13 +284,18 @@ def pod(
     tolerations: list[dict[str, Any]] | None = None,
     volumes: list[dict[str, Any]] | None = None,
     scheduling_gates: list[str] | None = None,
+    priority_class: str | None = None,
+    generated: bool = False,
+    created: str = T1,
+    resource_version: str = "4471377",
 ) -> dict[str, Any]:
+    """``generated``: the name is a controller's ``generateName`` plus a five-character suffix."""
     spec: dict[str, Any] = {
         "containers": containers,
         "dnsPolicy": "ClusterFirst",
         "enableServiceLinks": True,
         "preemptionPolicy": "PreemptLowerPriority",
-        "priority": 0,
+        "priority": SYSTEM_NODE_CRITICAL if priority_class == "system-node-critical" else 0,
         "restartPolicy": "Always",
         "schedulerName": "default-scheduler",
         "securityContext": {},
@@ -263,26 +314,20 @@ def pod(
         spec["affinity"] = affinity
     if scheduling_gates:
         spec["schedulingGates"] = [{"name": gate} for gate in scheduling_gates]
+    if priority_class:
+        spec["priorityClassName"] = priority_class
     metadata: dict[str, Any] = {
         "name": name,
         "namespace": namespace,
         "uid": uid("pod", namespace, name),
-        "resourceVersion": "4471377",
-        "creationTimestamp": T1,
+        "resourceVersion": resource_version,
+        "creationTimestamp": created,
         "labels": labels or {},
     }
+    if generated:
+        metadata["generateName"] = name.rsplit("-", 1)[0] + "-"
     if owner:
-        api_version, kind, owner_name = owner
-        metadata["ownerReferences"] = [
-            {
-                "apiVersion": api_version,
-                "kind": kind,
-                "name": owner_name,
-                "uid": uid(kind, namespace, owner_name),
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ]
+        metadata["ownerReferences"] = owner_references(*owner, namespace=namespace)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -303,8 +348,20 @@ def event(
     count: int = 1,
     component: str = "default-scheduler",
     api_version: str = "v1",
+    first: str = T1,
+    last: str = T2,
+    host: str | None = None,
+    object_uid: str | None = None,
+    versions: tuple[str, str] | None = ("4471502", "4471377"),
 ) -> dict[str, Any]:
+    """``host``: the node whose kubelet reported it; ``versions``: the event's and the object's
+    resourceVersion (``None``: one of ``version()`` each)."""
     event_name = f"{name}.{hashlib.sha1((reason + message).encode()).hexdigest()[:16]}"
+    if versions is None:
+        versions = (version("event", event_name), version(kind, name))
+    source = {"component": component}
+    if host:
+        source["host"] = host
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -312,34 +369,37 @@ def event(
             "name": event_name,
             "namespace": namespace,
             "uid": uid("event", namespace, event_name),
-            "resourceVersion": "4471502",
-            "creationTimestamp": T1,
+            "resourceVersion": versions[0],
+            "creationTimestamp": first,
         },
         "involvedObject": {
             "apiVersion": api_version,
             "kind": kind,
             "name": name,
             "namespace": namespace,
-            "uid": uid(kind, namespace, name),
-            "resourceVersion": "4471377",
+            "uid": object_uid or uid(kind, namespace, name),
+            "resourceVersion": versions[1],
         },
         "reason": reason,
         "message": message,
-        "source": {"component": component},
-        "firstTimestamp": T1,
-        "lastTimestamp": T2,
+        "source": source,
+        "firstTimestamp": first,
+        "lastTimestamp": last,
         "count": count,
         "type": type_,
         "eventTime": None,
-        "reportingComponent": component,
-        "reportingInstance": "",
+        # The kubelet still reports through the old events API, which leaves this empty.
+        "reportingComponent": "" if host else component,
+        "reportingInstance": host or "",
     }
 
 
-def lst(kind: str, items: list[dict[str, Any]], api_version: str = "v1") -> dict[str, Any]:
+def lst(
+    kind: str, items: list[dict[str, Any]], api_version: str = "v1", resource_version: str = "4471600"
+) -> dict[str, Any]:
     return {
         "apiVersion": api_version,
         "kind": f"{kind}List",
         "items": items,
-        "metadata": {"resourceVersion": "4471600"},
+        "metadata": {"resourceVersion": resource_version},
     }

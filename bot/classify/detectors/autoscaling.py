@@ -198,7 +198,7 @@ def autoscaler_refusal(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "namespace": record.namespace or "",
                 "message": record.message,
                 "reasons": ", ".join(f"{count} {reason}" for reason, count in record.reasons.items())
-                or (record.whole or "none given"),
+                or (record.whole or "none-given"),
                 "resource": ", ".join(resources),
             },
             "warning" if secondary else "critical",
@@ -351,7 +351,7 @@ def gke_autoscaler_messages(ctx: Context, rule: Rule) -> Iterable[Hit]:
         tuple(evidence),
         {
             "message_id": mine[0].message_id,
-            "parameters": ", ".join(mine[0].parameters) or "none shown",
+            "parameters": ", ".join(mine[0].parameters) or "none-shown",
             "messages": "; ".join(dict.fromkeys(described)),
         },
     )
@@ -374,9 +374,12 @@ class ScaleUpAsk:
     new: int
     maximum: int | None
 
-    def describe(self) -> str:
-        ceiling = f" (max {self.maximum})" if self.maximum is not None else ""
-        return f"{self.group} {self.current}→{self.new}{ceiling}"
+    def atoms(self, number: int) -> dict[str, str]:
+        """``scaleup.<n>.group|current|new|max``; the renderer words them (``g 1→2 (max 3)``)."""
+        atoms = {"group": self.group, "current": str(self.current), "new": str(self.new)}
+        if self.maximum is not None:
+            atoms["max"] = str(self.maximum)
+        return {f"scaleup.{number}.{key}": value for key, value in atoms.items()}
 
 
 def parse_scale_up(message: str) -> list[ScaleUpAsk]:
@@ -423,7 +426,7 @@ def autoscaler_scale_up_in_flight(ctx: Context, rule: Rule) -> Iterable[Hit]:
             {
                 "pod": event.object_name or "",
                 "namespace": event.namespace or "",
-                "groups": ", ".join(a.describe() for a in asks),
+                **{key: value for n, ask in enumerate(asks, 1) for key, value in ask.atoms(n).items()},
                 "ceiling": ", ".join(a.group for a in full),
             },
         )

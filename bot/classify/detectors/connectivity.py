@@ -160,6 +160,8 @@ def _count_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
         Evidence(
             source="ray status" if not ctx.ray_nodes_known else "ray nodes",
             text=f"{alive} node(s) alive, the head included",
+            phrase="evidence.nodes_alive",
+            values={"count": str(alive)},
         )
     )
     for pod in candidates[:3]:
@@ -293,16 +295,16 @@ def _waits_for_head(pod: Pod) -> bool:
     return pod.phase == "Running" and not pod.ready
 
 
-def _head_failure(pod: Pod) -> str:
-    """What keeps a head container down, as its status says (``CrashLoopBackOff``, ``OOMKilled``)."""
+def _head_failure(pod: Pod) -> tuple[str, int]:
+    """What keeps a head container down, as its status says (``CrashLoopBackOff``, ``OOMKilled``),
+    and how often it restarted."""
     for status in pod.container_statuses:
         if status.init:
             continue
         reason = status.reason or status.last_terminated_reason
         if reason:
-            restarts = f", {status.restart_count} restart(s)" if status.restart_count else ""
-            return f"{reason}{restarts}"
-    return ""
+            return reason, status.restart_count
+    return "", 0
 
 
 @detector("head_not_ready", ("pod", "container", "reason", "raycluster", "service", "waiting"))
@@ -318,15 +320,22 @@ def head_not_ready(ctx: Context, rule: Rule) -> Iterable[Hit]:
             and w.labels.get(RAY_CLUSTER_LABEL, "") == cluster
             and _waits_for_head(w)
         ]
-        failure = _head_failure(pod)
+        failure, restarts = _head_failure(pod)
         if failure and not waiting:
             continue  # a crashing head alone is the Pod-health rules' (its log says why it dies)
         ready = pod.condition("Ready")
         reason = failure or ((ready.reason or ready.message or "") if ready else "")
+        # ``reason`` is the status's own word; "N restart(s)" is composed by the renderer.
+        counted = str(restarts) if failure and restarts else ""
+        shown = f"{reason}, {counted} restart(s)" if counted else reason
         evidence = [
             Evidence(
                 source=f"pod {pod.name}",
-                text=f"{pod.display_status or pod.phase}, Ready False" + (f" ({reason})" if reason else ""),
+                text=f"{pod.display_status or pod.phase}, Ready False" + (f" ({shown})" if shown else ""),
+                phrase="evidence.head_restarting" if counted else None,
+                values={"status": pod.display_status or pod.phase, "reason": reason, "count": counted}
+                if counted
+                else {},
             )
         ]
         evidence += [
@@ -341,6 +350,7 @@ def head_not_ready(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "namespace": pod.namespace,
                 "container": _container_name(pod),
                 "reason": reason,
+                "restart_count": counted,
                 "raycluster": cluster,
                 "service": f"{cluster}-head-svc" if cluster else "",
                 "waiting": ", ".join(w.name for w in waiting[:8]) or "—",

@@ -88,10 +88,19 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             "plugin_pod": ", ".join(p.name for p in on_node) or "none",
             "capacity_gpus": format_amount(GPU_RESOURCE, node.capacity.get(GPU_RESOURCE, 0.0)),
             "allocatable_gpus": format_amount(GPU_RESOURCE, gpus),
-            "plugin_status": ", ".join(
-                f"{p.name}: {p.phase}{'' if p.ready else ', not Ready'}" for p in on_node
-            )
-            or ("no device-plugin Pod on this node" if plugins_collected else "not collected"),
+            # Each plugin Pod as atoms (``plugin.<n>.name|phase|ready``); the renderer words them.
+            **(
+                {
+                    f"plugin.{n}.{key}": value
+                    for n, p in enumerate(on_node, 1)
+                    for key, value in (
+                        ("name", p.name),
+                        ("phase", p.phase),
+                        ("ready", "true" if p.ready else "false"),
+                    )
+                }
+                or {"plugin_status": "no-plugin-pod" if plugins_collected else "not-collected"}
+            ),
         }
         figures = Evidence(
             source=f"node {node.name} allocatable",
@@ -402,15 +411,20 @@ def kueue_admitted(ctx: Context, rule: Rule) -> Iterable[Hit]:
     for workload in ctx.kube.workloads:
         if not workload.admitted:
             continue
-        status = workload.message or "admitted"
+        # Kueue's own message is quoted; without one, raydiag says "admitted" in the reader's language.
+        said = Evidence(
+            source=f"kueue workload {workload.name}",
+            text=workload.message or "admitted",
+            phrase=None if workload.message else "evidence.kueue_admitted",
+        )
         yield Hit(
             Subject(kind="Workload", name=workload.name, namespace=workload.namespace),
-            (Evidence(source=f"kueue workload {workload.name}", text=status),),
+            (said,),
             {
                 "workload": workload.name,
                 "namespace": workload.namespace,
                 "queue": workload.queue or "?",
-                "status": status,
+                "status": workload.message or "admitted",
                 "object": f"workload/{workload.name}",
             },
         )
@@ -425,11 +439,18 @@ def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
         owner = f"{workload.owner.kind}/{workload.owner.name}" if workload.owner else workload.name
         yield Hit(
             Subject(kind="Workload", name=workload.name, namespace=workload.namespace),
-            (Evidence(source=f"kueue workload {workload.name}", text=workload.message or "not admitted"),),
+            (
+                Evidence(
+                    source=f"kueue workload {workload.name}",
+                    text=workload.message or "not admitted",
+                    phrase=None if workload.message else "evidence.kueue_not_admitted",
+                ),
+            ),
             {
                 "pod": owner,
                 "namespace": workload.namespace,
-                "gate": f"Kueue LocalQueue {workload.queue or '?'}",
+                # The renderer says "Kueue LocalQueue <queue>".
+                "gate_queue": workload.queue or "?",
                 "object": f"workload/{workload.name}",
             },
         )

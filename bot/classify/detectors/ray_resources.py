@@ -23,10 +23,11 @@ from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import new_list
 from bot.snapshot.gpu import GPU_MODEL_LABELS
 from bot.snapshot.kubernetes import RayClusterObject, RayGroup
 from bot.snapshot.quantity import format_amount, parse_quantity
-from bot.snapshot.ray import Demand, RayActor, RayNode, RayState
+from bot.snapshot.ray import Demand, PlacementGroup, RayActor, RayNode, RayState
 
 _GPU_MODEL = re.compile(
     r"(?i)(?:^|[^a-z0-9])(a100|h100|h200|h20|h800|a800|b200|gb200|a10g|a10|a30|a40|l4|l40s|l40|t4|v100|p100|"
@@ -223,6 +224,17 @@ def demand_label(demand: Demand) -> str:
     return format_shape(demand.shape)
 
 
+def demand_params(demand: Demand) -> dict[str, str]:
+    """A demand as atoms: its shape (or a placement group's bundles), and for a placement group its
+    kind and strategy; the renderer says "placement group …" in the reader's language."""
+    if demand.kind == "placement_group" and demand.bundles:
+        atoms = {"demand": bundles_label(demand.bundles), "demand_kind": "placement_group"}
+        if demand.strategy:
+            atoms["demand_strategy"] = demand.strategy
+        return atoms
+    return {"demand": format_shape(demand.shape)}
+
+
 def bundles_label(bundles: list[dict[str, float]]) -> str:
     """Three or more equal bundles in a row read as ``3 x {GPU: 1}``; the rest are listed one by one."""
     runs: list[tuple[str, int]] = []
@@ -251,21 +263,52 @@ def _whole_group(demand: Demand) -> dict[str, float]:
 
 def _node_line(node: RayNode) -> Evidence:
     total = format_shape(node.resources_total)
-    free = format_shape(node.resources_available) if node.resources_available is not None else "unknown"
+    source = f"ray node {node.node_ip or node.node_id}"
+    if node.resources_available is None:
+        return Evidence(
+            source=source,
+            text=f"total {total}; available unknown",
+            phrase="evidence.ray_node_unknown",
+            values={"total": total},
+        )
+    free = format_shape(node.resources_available)
     return Evidence(
-        source=f"ray node {node.node_ip or node.node_id}", text=f"total {total}; available {free}"
+        source=source,
+        text=f"total {total}; available {free}",
+        phrase="evidence.ray_node",
+        values={"total": total, "available": free},
     )
 
 
-def _holders(ctx: Context, nodes: list[RayNode], keys: set[str], limit: int = 6) -> list[str]:
-    """ALIVE actors and CREATED placement groups that hold the scarce resources of a demand."""
+def _usage(ray: RayState, capacity: dict[str, float], keys: Iterable[str], source: str) -> Evidence:
+    """``CPU 3/4 used; GPU 1/1 used``: what Ray reports in use of each resource, and of how much."""
+    rows = [(k, f"{ray.used.get(k, 0.0):g}", f"{capacity.get(k, 0.0):g}") for k in sorted(keys)]
+    values = {
+        f"{n}.{field}": v
+        for n, row in enumerate(rows, 1)
+        for field, v in zip(("resource", "used", "total"), row, strict=True)
+    }
+    return Evidence(
+        source=source,
+        text="; ".join(f"{k} {used}/{total} used" for k, used, total in rows),
+        phrase="evidence.used_of_total",
+        values=values,
+    )
+
+
+Holder = dict[str, str]
+
+
+def _holders(ctx: Context, nodes: list[RayNode], keys: set[str], limit: int = 6) -> list[Holder]:
+    """ALIVE actors and CREATED placement groups that hold the scarce resources of a demand, each
+    as atoms (``kind`` ``actor``, ``reserved`` or ``placement_group``, and its names and figures)."""
     ray = ctx.ray
     if ray is None:
         return []
     by_resource = ctx.memo("actors_by_resource", lambda: _alive_actors_by_resource(ctx))
     ip_by_id = ctx.memo("ray_ip_by_id", lambda: {n.node_id: n.node_ip for n in ctx.ray_nodes})
     node_ids = {n.node_id for n in nodes if n.node_id}
-    holders: list[str] = []
+    holders: list[Holder] = []
     scarce = {k for k in keys if k not in ("CPU", "memory")} or keys
     seen: set[int] = set()
     for key in sorted(scarce):
@@ -279,15 +322,14 @@ def _holders(ctx: Context, nodes: list[RayNode], keys: set[str], limit: int = 6)
     for key in sorted(scarce):
         reserved, in_use = ray.reserved.get(key, 0.0), ray.reserved_used.get(key, 0.0)
         if reserved > in_use and not ray.placement_groups:
-            holders.append(f"placement groups reserve {reserved:g} {key} ({in_use:g} used of {reserved:g})")
+            holders.append(
+                {"kind": "reserved", "resource": key, "reserved": f"{reserved:g}", "used": f"{in_use:g}"}
+            )
     for group in ray.placement_groups:
         if group.state != "CREATED":
             continue
         if {k for b in group.bundles for k in b} & scarce:
-            bundles = " + ".join(format_shape(b) for b in group.bundles)
-            holders.append(
-                f"placement group {group.name or group.placement_group_id} {bundles} ({group.strategy})"
-            )
+            holders.append(_group_holder(group))
             if len(holders) >= limit:
                 break
     return holders
@@ -302,14 +344,39 @@ def _alive_actors_by_resource(ctx: Context) -> dict[str, list[RayActor]]:
     return index
 
 
-def _describe_actor(actor: RayActor, node_ip: str | None) -> str:
-    name = actor.class_name or "actor"
-    details = [f"name={actor.name}" if actor.name else "", f"job {actor.job_id}" if actor.job_id else ""]
-    details += ["detached" if actor.detached else "", f"on {node_ip}" if node_ip else ""]
-    shown = ", ".join(d for d in details if d)
-    return f"{name} {actor.actor_id or ''} ({shown}) holds {format_shape(actor.required_resources)}".replace(
-        "  ", " "
-    )
+def _describe_actor(actor: RayActor, node_ip: str | None) -> Holder:
+    atoms = {
+        "kind": "actor",
+        "class": actor.class_name or "",
+        "id": actor.actor_id or "",
+        "name": actor.name or "",
+        "job": actor.job_id or "",
+        "detached": "true" if actor.detached else "",
+        "node_ip": node_ip or "",
+        "resources": format_shape(actor.required_resources),
+    }
+    return {k: v for k, v in atoms.items() if v}
+
+
+def _group_holder(group: PlacementGroup) -> Holder:
+    atoms = {
+        "kind": "placement_group",
+        "name": group.name or group.placement_group_id or "",
+        "bundles": " + ".join(format_shape(b) for b in group.bundles),
+        "strategy": group.strategy or "",
+    }
+    return {k: v for k, v in atoms.items() if v}
+
+
+def holder_params(holders: list[Holder], missing: Literal["unlisted", "not-in-snapshot"]) -> dict[str, str]:
+    """Holders as flat atoms: ``holder.<n>.<field>`` for each, ``holders`` their names, and, when
+    none is known, ``holders_missing`` (``unlisted``: not listed; ``not-in-snapshot``)."""
+    if not holders:
+        return {"holders_missing": missing}
+    params = {"holders": ", ".join(h.get("name") or h.get("id") or h.get("resource", "") for h in holders)}
+    for number, holder in enumerate(holders, 1):
+        params.update({f"holder.{number}.{key}": value for key, value in holder.items()})
+    return params
 
 
 def cluster_free(ray: RayState) -> dict[str, float]:
@@ -395,12 +462,19 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         if not need:
             continue
         params = {
-            "demand": label,
+            **demand_params(demand),
             "count": str(demand.count),
             "registered": ", ".join(gpu_types) or "none",
         }
         evidence = [
-            Evidence(source="ray demand", text=demand.source_text or f"{label}: {demand.count} pending")
+            Evidence(source="ray demand", text=demand.source_text)
+            if demand.source_text
+            else Evidence(
+                source="ray demand",
+                text=f"{label}: {demand.count} pending",
+                phrase="evidence.demand_pending",
+                values={"demand": label, "count": str(demand.count)},
+            )
         ]
         if demand.listed and not (nodes or ray.totals):
             # Listed as waiting (the state API, a demand line quoted alone): nothing says why.
@@ -421,14 +495,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             short = _limiting_resource(whole, [], capacity)
             params.update(resource=short, needed=f"{whole[short]:g}", total=f"{capacity.get(short, 0.0):g}")
             params["count"] = str(len(demand.bundles))
-            evidence.append(
-                Evidence(
-                    source="ray status" if ray.totals else "ray nodes",
-                    text="; ".join(
-                        f"{k} {ray.used.get(k, 0.0):g}/{capacity.get(k, 0.0):g} used" for k in sorted(whole)
-                    ),
-                )
-            )
+            evidence.append(_usage(ray, capacity, whole, "ray status" if ray.totals else "ray nodes"))
             results.append(DemandVerdict(demand, "group-exceeds-cluster", params, evidence))
             continue
         if demand.in_placement_group and not pending_groups:
@@ -486,14 +553,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 params["free"] = format_shape(
                     {k: ray.totals.get(k, 0.0) - ray.used.get(k, 0.0) for k in sorted(visible)}
                 )
-            evidence.append(
-                Evidence(
-                    source="ray status",
-                    text="; ".join(
-                        f"{k} {ray.used.get(k, 0.0):g}/{ray.totals.get(k, 0.0):g} used" for k in sorted(need)
-                    ),
-                )
-            )
+            evidence.append(_usage(ray, ray.totals, need, "ray status"))
         else:
             verdict = "infeasible"
             evidence += [
@@ -517,10 +577,10 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             params["node"] = ", ".join(
                 n.node_ip or n.node_id or "" for n in holding[:5] if n.node_ip or n.node_id
             )
-            params["holders"] = "; ".join(_holders(ctx, holding or nodes, set(need))[:5]) or "not listed"
+            params.update(holder_params(_holders(ctx, holding or nodes, set(need))[:5], "unlisted"))
         if verdict == "held":
             holders = _holders(ctx, holding or nodes, set(need))
-            params["holders"] = "; ".join(holders[:5]) or "not listed in the snapshot"
+            params.update(holder_params(holders[:5], "not-in-snapshot"))
             scarce = sorted(need, key=lambda k: k in ("CPU", "memory"))[0]
             params.update(resource=scarce, needed=f"{need[scarce]:g}")
             if holding:
@@ -534,7 +594,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 params["total"] = f"{max(n.resources_total.get(scarce, 0.0) for n in holding):g}"
             else:
                 count = ray.node_count or sum(ray.node_groups.values())
-                params["node"] = f"{count} node(s)" if count else ""
+                if count:
+                    params["node_count"] = str(count)
                 params["available"] = f"{ray.totals.get(scarce, 0.0) - ray.used.get(scarce, 0.0):g}"
                 params["total"] = f"{ray.totals.get(scarce, 0.0):g}"
         if verdict == "no-gpu-registered":
@@ -542,7 +603,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             if demand.shape.get("GPU", 0.0) > need["GPU"]:
                 params["needed"] = f"{demand.shape['GPU']:g}"
             count = len(nodes) or ray.node_count or sum(ray.node_groups.values())
-            params["node"] = f"{count} node(s)" if count else ""
+            if count:
+                params["node_count"] = str(count)
             params["registered"] = format_shape(
                 {k: v for k, v in (ray.totals or _merged_totals(nodes)).items() if not k.startswith("node:")}
             )
@@ -555,7 +617,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             params["total"] = f"{biggest:g}"
             if not nodes and ray.totals:
                 count = ray.node_count or sum(ray.node_groups.values())
-                params["node"] = f"{count} node(s), {ray.totals.get(short, 0.0):g} {short} in total"
+                params["node_count"] = str(count)
+                params["node_total"] = f"{ray.totals.get(short, 0.0):g}"
                 if fits(ray.totals, need):
                     # Only cluster totals are known and they would hold it: the largest node is
                     # smaller than the request, by how much the paste does not say.
@@ -583,18 +646,15 @@ def _in_group_verdict(
         reserved=f"{reserved:g}" if reserved else "?",
         reserved_used=f"{in_use:g}" if ray.reserved else "?",
         available="?" if free is None else f"{max(free, 0.0):g}",
-        holders="; ".join(
-            f"placement group {g.name or g.placement_group_id} "
-            f"{' + '.join(format_shape(b) for b in g.bundles)} ({g.strategy})"
-            for g in created[:5]
-        )
-        or "not listed",
     )
+    params.update(holder_params([_group_holder(g) for g in created[:5]], "unlisted"))
     if ray.reserved:
         evidence.append(
             Evidence(
                 source="ray status",
                 text=f"{in_use:g} used of {ray.reserved.get(scarce, 0.0):g} reserved in placement groups",
+                phrase="evidence.reserved_in_groups",
+                values={"used": f"{in_use:g}", "reserved": f"{ray.reserved.get(scarce, 0.0):g}"},
             )
         )
     return DemandVerdict(demand, "held-in-group", params, evidence)
@@ -609,12 +669,12 @@ def _unconfirmed_verdict(
     params["gpus_total"] = f"{ray.totals.get('GPU', 0.0):g}"
     free = cluster_free(ray)
     evidence.append(
-        Evidence(
+        _usage(ray, ray.totals, rest, "ray status")
+        if rest
+        else Evidence(
             source="ray status",
-            text="; ".join(
-                f"{k} {ray.used.get(k, 0.0):g}/{ray.totals.get(k, 0.0):g} used" for k in sorted(rest)
-            )
-            or "no accelerator_type: totals listed",
+            text="no accelerator_type: totals listed",
+            phrase="evidence.no_accelerator_totals",
         )
     )
     params["available"] = format_shape({k: free.get(k, 0.0) for k in rest}) if rest else "{}"
@@ -748,6 +808,9 @@ class DemandParams(BaseModel):
     verdict: DemandVerdictKind
 
 
+# The placeholders the demand rules use. ``demand``, ``node`` and ``holders`` are handed as atoms
+# (``demand`` with ``demand_kind``/``demand_strategy``, ``node_count``/``node_total``,
+# ``holder.<n>.<field>``/``holders_missing``) that bot/render/localize.py words per language.
 DEMAND_PROVIDES = (
     "demand",
     "rest",
@@ -778,7 +841,7 @@ def ray_demands(ctx: Context, rule: Rule) -> Iterable[Hit]:
     for result in ctx.memo("ray_demands", lambda: analyse_demands(ctx)):
         if result.verdict == wanted:
             yield Hit(
-                Subject(kind="RayDemand", name=result.params["demand"]),
+                Subject(kind="RayDemand", name=demand_label(result.demand)),
                 tuple(result.evidence),
                 result.params,
             )
@@ -1034,11 +1097,17 @@ def leftover_actors(ctx: Context, rule: Rule) -> Iterable[Hit]:
         if not orphaned and not (actor.detached and scarce_waiting):
             continue
         why = f"job {actor.job_id} has finished" if orphaned else "detached, while other work waits"
+        held = format_shape(scarce)
         yield Hit(
             Subject(kind="RayActor", name=actor.name or actor.actor_id or actor.class_name),
             (
                 Evidence(
-                    source=f"ray actor {actor.actor_id}", text=f"ALIVE; {why}; holds {format_shape(scarce)}"
+                    source=f"ray actor {actor.actor_id}",
+                    text=f"ALIVE; {why}; holds {held}",
+                    phrase="evidence.actor_job_finished" if orphaned else "evidence.actor_detached",
+                    values={"job": actor.job_id or "", "resources": held}
+                    if orphaned
+                    else {"resources": held},
                 ),
             ),
             {
@@ -1058,7 +1127,7 @@ class FailureParams(BaseModel):
     # ``raycluster``: KubeRay's ReplicaFailure condition (the operator could not create a Pod);
     # ``ray-autoscaler``: the Ray autoscaler's own failures, from ``ray status`` or its log.
     source: Literal["raycluster", "ray-autoscaler"]
-    patterns: list[str] = Field(default_factory=list)
+    patterns: list[str] = Field(default_factory=new_list)
 
 
 # ``ray status``: ``gpu-group: LaunchFailed (latest_attempt: 02:46:45) - <details>`` (v2),
@@ -1090,7 +1159,8 @@ def _failure_reason(evidence: Evidence) -> tuple[str, str]:
     if category:
         return group, category.group(1)
     lowered = line.lower()
-    return group, "launch failed" if "launch" in lowered or "runinstances" in lowered else "autoscaler error"
+    # Enum-like keys: the renderer words them (``launch-failed``, ``autoscaler-error``).
+    return group, "launch-failed" if "launch" in lowered or "runinstances" in lowered else "autoscaler-error"
 
 
 @detector("autoscaler_failures", ("raycluster", "group", "reason", "message"), FailureParams)

@@ -35,11 +35,12 @@ from bot.classify.fit import (
     taint_of,
 )
 from bot.classify.registry import Hit, detector
-from bot.diagnosis import Evidence, Severity, Subject
+from bot.diagnosis import Evidence, Subject
 from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label, is_gpu_node
 from bot.snapshot.kubernetes import GPU_RESOURCE, Event, Node, Pod
 from bot.snapshot.node_filter import matches_node_affinity
 from bot.snapshot.quantity import format_amount
+from bot.terms import Severity
 
 Verdict = Literal[
     "insufficient",
@@ -123,8 +124,19 @@ def _closest(shortfalls: dict[str, list[Shortfall]], limit: int = 3) -> list[tup
     return sorted(shortfalls.items(), key=badness)[:limit]
 
 
-def _describe_closest(closest: list[tuple[str, list[Shortfall]]]) -> str:
-    return "; ".join(f"{node} ({', '.join(s.describe() for s in lacking)})" for node, lacking in closest)
+def _shortfall_atoms(prefix: str, lacking: list[Shortfall]) -> dict[str, str]:
+    """``<prefix><n>.resource|needed|free|allocatable`` for each shortfall of a node."""
+    return {f"{prefix}{n}.{key}": value for n, s in enumerate(lacking, 1) for key, value in s.atoms().items()}
+
+
+def _closest_atoms(closest: list[tuple[str, list[Shortfall]]]) -> dict[str, str]:
+    """The closest nodes as atoms: ``closest.<n>.node`` and its shortfalls ``closest.<n>.<m>.…``;
+    the renderer words them (``node-1 (cpu: needs 4, 1 free of 8 allocatable)``)."""
+    atoms: dict[str, str] = {}
+    for n, (node, lacking) in enumerate(closest, 1):
+        atoms[f"closest.{n}.node"] = node
+        atoms.update(_shortfall_atoms(f"closest.{n}.", lacking))
+    return atoms
 
 
 def _unbound_pvcs(ctx: Context, pod: Pod) -> list[str]:
@@ -239,7 +251,9 @@ def _capacity_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tu
             largest = format_amount(resource, biggest.allocatable.get(resource, 0.0))
             return "exceeds-every-node", {
                 "resource": resource,
-                "largest_node": f"{biggest.name} ({largest} {resource} allocatable)",
+                "largest_node": biggest.name,
+                "largest_amount": largest,
+                "largest_kind": "allocatable",
             }
     lacking = explanation.lacking_resources
     explainer_free = {
@@ -264,11 +278,14 @@ def _capacity_verdict(ctx: Context, explanation: FitExplanation, pod: Pod) -> tu
         best_free = best.allocatable.get(resource, 0.0) - ctx.requested_by_node.get(best.name, {}).get(
             resource, 0.0
         )
+        # Atoms; the renderer says "4 cpu free across 3 node(s)" and "node-2 (2 cpu free)".
         return "fragmented", {
             "resource": resource,
-            "free_total": f"{format_amount(resource, explainer_free[resource])} {resource} free across "
-            f"{len(eligible)} node(s)",
-            "largest_node": f"{best.name} ({format_amount(resource, best_free)} {resource} free)",
+            "free_amount": format_amount(resource, explainer_free[resource]),
+            "free_nodes": str(len(eligible)),
+            "largest_node": best.name,
+            "largest_amount": format_amount(resource, best_free),
+            "largest_kind": "free",
         }
     resource = sorted(lacking)[0] if lacking else ""
     return "insufficient", {"resource": resource}
@@ -344,7 +361,9 @@ def _resource_verdict(
             shown = format_amount(resource, largest)
             return "exceeds-every-node", {
                 "resource": resource,
-                "largest_node": f"{biggest.name} ({shown} {resource} allocatable)",
+                "largest_node": biggest.name,
+                "largest_amount": shown,
+                "largest_kind": "allocatable",
             }
     return "insufficient", {"resource": resource}
 
@@ -423,14 +442,19 @@ def _from_message(
     return [*readings, *shortages] if constraint_first else [*shortages, *readings]
 
 
-def _reasons_by_resource(reasons: Counter[str]) -> str:
-    """``Insufficient nvidia.com/gpu on 2 node(s)`` from the scheduler's own counts."""
-    parts = [
-        f"{reason} on {count} node(s)"
-        for reason, count in sorted(reasons.items())
-        if reason_category(reason) == "resources"
+def _reasons_by_resource(reasons: Counter[str]) -> dict[str, str]:
+    """The scheduler's own resource reasons and their counts, as ``lacking.<n>.reason|nodes``
+    (the reason verbatim, ``Insufficient nvidia.com/gpu``; the renderer adds "on 2 node(s)"), or
+    ``lacking`` ``not-applicable`` when it gives none."""
+    rows = [
+        (reason, count) for reason, count in sorted(reasons.items()) if reason_category(reason) == "resources"
     ]
-    return ", ".join(parts)
+    if not rows:
+        return {"lacking": "not-applicable"}
+    atoms: dict[str, str] = {}
+    for n, (reason, count) in enumerate(rows, 1):
+        atoms.update({f"lacking.{n}.reason": reason, f"lacking.{n}.nodes": str(count)})
+    return atoms
 
 
 def _base_params(pod: Pod) -> dict[str, str]:
@@ -447,7 +471,9 @@ def _base_params(pod: Pod) -> dict[str, str]:
 
 def _agreement(explanation: FitExplanation, event: Event | None) -> list[Evidence]:
     """Our replay next to the scheduler's words; a disagreement is stated, not hidden."""
-    ours = Evidence(source="raydiag fit replay", text=explanation.summary)
+    ours = Evidence(
+        source="raydiag fit replay", text=explanation.summary, source_phrase="evidence.fit_replay"
+    )
     if event is None:
         return [ours]
     parsed = parse_scheduler_message(event.message)
@@ -459,11 +485,18 @@ def _agreement(explanation: FitExplanation, event: Event | None) -> list[Evidenc
     if prefilter:
         theirs[normalise_reason(prefilter)] += total
     if mine == theirs and total == explanation.total_nodes:
-        return [Evidence(source="raydiag fit replay (agrees with the scheduler)", text=explanation.summary)]
+        return [
+            Evidence(
+                source="raydiag fit replay (agrees with the scheduler)",
+                text=explanation.summary,
+                source_phrase="evidence.fit_replay_agrees",
+            )
+        ]
     return [
         Evidence(
             source="raydiag fit replay (differs from the last scheduler message: the cluster has changed)",
             text=explanation.summary,
+            source_phrase="evidence.fit_replay_differs",
         )
     ]
 
@@ -490,9 +523,9 @@ def _judge(ctx: Context, explainer: FitExplainer, pod: Pod, unbound: list[str]) 
     params = {"summary": explanation.summary}
     # Nodes the Pod may use come first; the others (already measured by the verdict) otherwise.
     closest = _closest(explanation.shortfalls)
-    params["closest"] = _describe_closest(closest)
+    params.update(_closest_atoms(closest))
     if closest:
-        params["lacking"] = ", ".join(s.describe() for s in closest[0][1])
+        params.update(_shortfall_atoms("lacking.", closest[0][1]))
     return _Judged(explanation, verdict, params)
 
 
@@ -549,8 +582,10 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
                 readings = _from_message(ctx, pod, reasons, prefilter)
                 verdict, others = (readings[0], readings[1:]) if readings else (None, [])
                 params.setdefault("summary", event.message)
-                params.setdefault("lacking", _reasons_by_resource(reasons) or "n/a")
-                params.setdefault("closest", "n/a")
+                if not any(key.startswith("lacking.") for key in params):
+                    params.update(_reasons_by_resource(reasons))
+                if explainer is None:
+                    params["closest"] = "not-applicable"
         if verdict is None:
             continue
         if event is not None:
@@ -594,8 +629,8 @@ def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterat
             "namespace": namespace or "",
             "summary": event.message,
             "scheduler_message": event.message,
-            "lacking": _reasons_by_resource(reasons) or "n/a",
-            "closest": "n/a",
+            **_reasons_by_resource(reasons),
+            "closest": "not-applicable",
         }
         for position, (kind, extra) in enumerate(_from_message(ctx, None, reasons, prefilter)):
             yield PodFit(pod, kind, {**params, **extra}, _event_evidence(event), secondary=position > 0)
@@ -671,8 +706,15 @@ def gpu_split_over_containers(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "namespace": pod.namespace,
                 "containers": ", ".join(f"{name} ({amount:g})" for name, amount in containers),
                 "total": f"{total:g}",
-                "largest_node": (
-                    f"{largest.name} ({most:g} {GPU_RESOURCE} allocatable)" if largest and most > 0 else ""
+                **(
+                    {
+                        "largest_node": largest.name,
+                        "largest_amount": f"{most:g}",
+                        "largest_kind": "allocatable",
+                        "largest_resource": GPU_RESOURCE,
+                    }
+                    if largest and most > 0
+                    else {}
                 ),
             },
         )

@@ -52,6 +52,12 @@ from bot.collect.paste.ray_resources import (
     parse_amount,
     parse_usage,
 )
+from bot.snapshot.autoscaler_text import (
+    INFEASIBLE_EVENT,
+    counted_shapes,
+    infeasible_requests,
+    printed_bundles,
+)
 from bot.snapshot.ray import Demand, RayNode
 from bot.snapshot.ray_status_text import placement_group_demand
 
@@ -93,9 +99,9 @@ _REMAINING = ("this node only has remaining ", "Available resources on this node
 # The raylet's "resource deadlock" warning: the work is queued on a node that could run it.
 _HELD_SIGNS = ("claimed by actors", "only has remaining")
 _RAYLET_INFEASIBLE = "cluster currently cannot provide the requested resources"
-_INFEASIBLE = ("No available node types can fulfill", "could not find a node type to satisfy")
+# Autoscaler v1's ``resource_demand_scheduler`` warning for shapes no node type holds.
+_NO_NODE_TYPE = "could not find a node type to satisfy"
 _NOT_NOW = "following resource request cannot be scheduled right now"
-_MAX_SHAPES = 50
 # Matched against the lower-cased line (IGNORECASE is several times slower on every loose line).
 _CONNECTION = re.compile(
     r"failed to connect to gcs|unable to connect to gcs|failed to get cluster id from gcs|"
@@ -247,33 +253,23 @@ def _remaining_node(text: str) -> RayNode | None:
     )
 
 
+def _infeasible_demands(text: str) -> list[Demand]:
+    """The autoscaler's "No available node types can fulfill ..." (read in :mod:`bot.snapshot`)."""
+    requests = infeasible_requests(text)
+    if requests.bundles:
+        return [placement_group_demand(requests.bundles, None, 1, text, infeasible=True)]
+    return [
+        Demand(shape=shape, count=count, kind="task_or_actor", infeasible=True, source_text=text)
+        for shape, count in requests.shapes
+    ]
+
+
 def _demands_after(text: str, opener: str, infeasible: bool, held: bool = False) -> list[Demand]:
+    """The maps after ``opener``, in the notations :mod:`bot.snapshot.autoscaler_text` reads."""
     segment = text[text.find(opener) + len(opener) :]
-    placement = "placement group" in segment[:200]
-    counts: dict[str, tuple[dict[str, float], int]] = {}
-    bundles: list[dict[str, float]] = []
-    for found in find_maps(segment):
-        if not found.shape:
-            continue
-        times = found.times or 1
-        if placement:
-            bundles.extend(dict(found.shape) for _ in range(min(times, 100)))
-            continue
-        key = repr(sorted(found.shape.items()))
-        shape, count = counts.get(key, (found.shape, 0))
-        counts[key] = (shape, count + times)
-        if len(counts) >= _MAX_SHAPES:
-            break
-    if placement and bundles:
-        total: dict[str, float] = {}
-        for bundle in bundles:
-            for key, value in bundle.items():
-                total[key] = total.get(key, 0.0) + value
-        return [
-            Demand(
-                shape=total, kind="placement_group", bundles=bundles, infeasible=infeasible, source_text=text
-            )
-        ]
+    if "placement group" in segment[:200]:
+        bundles = printed_bundles(segment)
+        return [placement_group_demand(bundles, None, 1, text, infeasible=infeasible)] if bundles else []
     return [
         Demand(
             shape=shape,
@@ -283,7 +279,7 @@ def _demands_after(text: str, opener: str, infeasible: bool, held: bool = False)
             reported_held=held,
             source_text=text,
         )
-        for shape, count in counts.values()
+        for shape, count in counted_shapes(segment)
     ]
 
 
@@ -475,13 +471,15 @@ def read_message(text: str, found: Found) -> bool:
             found.add_ray_node(node)
         found.recognise(SCHEDULER_FORMAT)
         recognised = True
-    for opener in _INFEASIBLE:
-        if opener in text:
-            for demand in _demands_after(text, opener, infeasible=True):
-                found.add_demand(demand)
-            found.recognise(AUTOSCALER_FORMAT)
-            recognised = True
-            break
+    if INFEASIBLE_EVENT in text or _NO_NODE_TYPE in text:
+        if INFEASIBLE_EVENT in text:
+            demands = _infeasible_demands(text)
+        else:
+            demands = _demands_after(text, _NO_NODE_TYPE, infeasible=True)
+        for demand in demands:
+            found.add_demand(demand)
+        found.recognise(AUTOSCALER_FORMAT)
+        recognised = True
     if _NOT_NOW in text:
         # Autoscaler v1 prints this only for requests some node type fits, once the raylets
         # report the cluster full of actors.

@@ -21,7 +21,7 @@ it in these shapes (read off Ray's own code: ``ray/util/state/state_cli.py`` sin
   the state API's Python calls (``list_actors()``: ``[ActorState(actor_id='...', ...)]`` since
   2.7, plain dicts before). They are read with ``ast``, never evaluated.
 
-Records become the live collector's rows and go through :func:`bot.snapshot.from_ray.ray_state`,
+Records become the live collector's rows and go through :func:`bot.snapshot.ray_json.ray_state`,
 so a pasted actor and a collected one are one definition. ALIVE actors and CREATED placement groups
 are holders; PENDING_NODE_ASSIGNMENT tasks, PENDING_CREATION actors and PENDING placement groups are
 demands, marked ``listed``: the state API says they wait, not why.
@@ -36,8 +36,8 @@ from typing import Any
 
 from bot.collect.paste import cut_literal, loose_lines, yaml_blocks
 from bot.collect.paste.found import Found, RayStatusFigures
-from bot.snapshot.from_ray import ray_state
 from bot.snapshot.ray import Demand
+from bot.snapshot.ray_json import ray_state
 from bot.snapshot.ray_notation import base_resource, parse_amount_text
 from bot.snapshot.ray_status_text import placement_group_demand
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
-
-import yaml
 
 START_MANIFEST = "manifest"
 START_LAUNCHER = "launcher"
@@ -190,7 +189,11 @@ def _without_undefined_aliases(text: str) -> str:
     return _ALIAS.sub(replace, text)
 
 
+@cache
 def _loader() -> type[Any]:
+    """PyYAML's safe loader without timestamps; PyYAML is loaded with the first YAML block."""
+    import yaml  # noqa: PLC0415 - lazy: most pastes hold no YAML, and PyYAML costs 20 ms to import
+
     base: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class Loader(base):  # type: ignore[misc]
@@ -203,18 +206,17 @@ def _loader() -> type[Any]:
     return Loader
 
 
-_LOADER = _loader()
-
-
 def load(lines: Sequence[str]) -> tuple[list[Any], bool]:
     """The documents in a YAML block and whether lines had to be dropped to read them."""
     text_lines = _dedent(lines)
     text_lines = _without_undefined_aliases("\n".join(text_lines)).split("\n")
     repaired = False
     attempts = _MAX_REPAIRS if sum(len(line) for line in text_lines) <= _MAX_REPAIRED_CHARS else 1
+    import yaml  # noqa: PLC0415 - lazy: see _loader
+
     for _ in range(attempts):
         try:
-            documents = list(yaml.load_all("\n".join(text_lines), Loader=_LOADER))
+            documents = list(yaml.load_all("\n".join(text_lines), Loader=_loader()))
             return [doc for doc in documents if doc is not None], repaired
         except yaml.MarkedYAMLError as error:
             mark = error.problem_mark or error.context_mark

@@ -1,28 +1,30 @@
-"""Slack messages for probe results: facts first, then what they mean, in the user's language."""
+"""Slack messages for probe results: facts first, then what they mean, in the user's language.
+
+Built with ``slack_sdk.models`` blocks and validated before they leave this module.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock
+from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
+from bot.deliver.blocks import validated
 from bot.probes import HEAD_VERDICT_MESSAGES, PROBE_MESSAGES
 from bot.probes.gpu import GpuProbeResult
 from bot.probes.head import HeadCheckResult
 from bot.probes.status import StatusResult
 from bot.render.messages import Lang
-from bot.render.slack import SECTION_LIMIT, clip, escape
+from bot.render.slack import FALLBACK_LIMIT, SECTION_LIMIT, clip, escape
 
 
 def _message(text: str, sections: list[str], context: str | None = None) -> dict[str, Any]:
-    blocks: list[Any] = [
+    blocks: list[Block] = [
         SectionBlock(text=MarkdownTextObject(text=clip(s, SECTION_LIMIT, "en"))) for s in sections if s
     ]
     if context:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=clip(context, 2000, "en"))]))
-    for block in blocks:
-        block.validate_json()
-    return {"text": clip(text, 3000, "en"), "blocks": [block.to_dict() for block in blocks]}
+    return {"text": clip(text, FALLBACK_LIMIT, "en"), "blocks": validated(blocks)}
 
 
 def _facts(pairs: list[tuple[str, object]]) -> str:

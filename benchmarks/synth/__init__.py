@@ -1,0 +1,1 @@
+"""The parts of the synthetic cluster; ``benchmarks.synthetic`` puts them together."""

@@ -1,0 +1,337 @@
+"""Detectors hand atoms; the words around them are composed per language at render time (issue 13).
+
+A placement group's label, a node count, the holders of a resource and enum-like values used to
+reach the Chinese templates as English phrases. Now the params hold names, figures, shapes and
+keys, and the Chinese rendering of the findings built from them carries none of those phrases.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+from bot.catalogue import default_catalogue
+from bot.classify import classify
+from bot.collect.paste import parse_paste
+from bot.diagnosis import Diagnosis, Evidence, Finding
+from bot.render.localize import evidence_text, localize, phrases, said_evidence
+from bot.snapshot.files import parse_snapshot
+from tests.support.scenarios import CASES as SCENARIOS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The rules whose params are built from atoms that the renderer words.
+ATOM_RULES = frozenset(
+    {
+        "ray-resources-held",
+        "ray-resources-claimed",
+        "ray-placement-group-full",
+        "ray-cluster-registers-no-gpu",
+        "ray-demand-infeasible",
+        "ray-demand-unjudged",
+        "ray-demand-fits-free",
+        "ray-group-exceeds-cluster",
+        "ray-gpu-type-unregistered",
+        "ray-gpu-type-unconfirmed",
+        "ray-gpu-type-unchecked",
+        "ray-autoscaler-launch-failed",
+        "ray-autoscaler-failures",
+        "k8s-gpu-node-without-allocatable",
+        "k8s-gpu-devices-unhealthy",
+        "k8s-device-plugin-not-ready",
+        "k8s-legacy-gpu-resource",
+        "k8s-insufficient-resources",
+        "k8s-gpu-shortage-unconfirmed",
+        "k8s-request-exceeds-every-node",
+        "k8s-resource-fragmentation",
+        "k8s-gpu-summed-over-containers",
+        "kueue-admission-pending",
+        "kueue-workload-admitted",
+        "ray-head-not-ready",
+        "cluster-autoscaler-scale-up-in-flight",
+    }
+)
+
+# The English phrases detectors used to write into params.
+ENGLISH = re.compile(
+    r"placement groups? (?:reserve|\{|[\w-]+ \{)|\bholds\b|node\(s\)|\bin total\b|\bnot listed\b|"
+    r"\bused of\b|, detached|detached,|\bjob [0-9a-f]{8}\b|\bon \d+\.\d+\.\d+\.\d+|"
+    r"\bnone\b|\bnot collected\b|\bno device-plugin Pod\b|\blaunch failed\b|\bautoscaler error\b|"
+    r"\bneeds \d|\bfree of\b|\bfree across\b|\ballocatable\)|\bfree\)|\(max \d|restart\(s\)|"
+    r", not Ready\b|\bn/a\b"
+)
+# Params quoted verbatim from a tool's output (a log line, an event message, kube-scheduler's
+# FitError text and raydiag's replay of it in the scheduler's own grammar).
+VERBATIM = frozenset({"message", "line", "status", "summary", "scheduler_message"})
+
+CASES = sorted(
+    [
+        *(ROOT / "tests" / "cases").glob("*/fires/*.txt"),
+        *(ROOT / "tests" / "corpus" / "recorded").glob("*.txt"),
+    ]
+)
+
+
+@cache
+def _diagnose(path: Path) -> Diagnosis:
+    return classify(parse_paste(path.read_text(encoding="utf-8", errors="replace")), default_catalogue())
+
+
+@cache
+def _scenario_findings() -> tuple[tuple[Path, Finding], ...]:
+    """The findings of the cluster scenarios that fire (full node lists: the fit replay)."""
+    return tuple(
+        (Path(case.name), finding)
+        for case in SCENARIOS
+        if case.expect == "fires"
+        for finding in classify(parse_snapshot(case.build().to_json()), default_catalogue()).findings
+    )
+
+
+def _all_findings() -> list[tuple[Path, Finding]]:
+    return [(p, f) for p in CASES for f in _diagnose(p).findings] + list(_scenario_findings())
+
+
+def _atom_findings() -> list[tuple[Path, Finding]]:
+    return [(p, f) for p, f in _all_findings() if f.rule in ATOM_RULES]
+
+
+def test_the_scenarios_cover_every_composed_phrase() -> None:
+    keys = {key for _, finding in _atom_findings() for key in finding.params}
+    assert {"demand_kind", "demand_strategy", "node_count", "node_total", "holders_missing"} <= keys
+    assert {"holder.1.kind", "holder.1.detached", "holder.1.node_ip", "holder.1.bundles"} <= keys
+    kinds = {v for _, f in _atom_findings() for k, v in f.params.items() if k.endswith(".kind")}
+    assert kinds == {"actor", "reserved", "placement_group"}
+    assert {"lacking.1.resource", "lacking.1.reason", "lacking.1.nodes", "closest.1.node"} <= keys
+    assert {"closest.1.1.free", "largest_node", "largest_amount", "largest_kind"} <= keys
+    assert {"scaleup.1.group", "scaleup.1.max", "gate_queue", "plugin.1.ready"} <= keys
+    assert {"lacking", "closest"} & keys  # ``not-applicable``
+
+
+def test_params_hold_only_atoms() -> None:
+    findings = _atom_findings()
+    assert len(findings) > 40
+    for path, finding in findings:
+        for key, value in finding.params.items():
+            if key in VERBATIM or key in phrases({key: value}, "en"):
+                continue  # a quote, or an enum-like key the renderer words (``none``)
+            assert not ENGLISH.search(value), (path.name, finding.rule, key, value)
+
+
+def test_the_chinese_rendering_carries_no_english_phrase() -> None:
+    catalogue = default_catalogue()
+    for path, finding in _atom_findings():
+        zh = localize(finding, catalogue, "zh", None)
+        quoted = [v for k, v in finding.params.items() if k in VERBATIM]
+        for line in (zh.title, zh.explanation, *zh.fix, *zh.verify):
+            said = re.sub(r"`[^`]*`", "", line)  # quoted commands and messages stay verbatim
+            for part in quoted:  # and so does a quote in a param, in any language
+                said = said.replace(part, "")
+            assert not ENGLISH.search(said), (path.name, finding.rule, line)
+
+
+def test_holders_are_worded_in_each_language() -> None:
+    params = {
+        "demand": "{GPU: 1} + {GPU: 1}",
+        "demand_kind": "placement_group",
+        "demand_strategy": "PACK",
+        "node_count": "3",
+        "holders": "gpu-holder, trial-pg",
+        "holder.1.kind": "actor",
+        "holder.1.class": "Holder",
+        "holder.1.id": "30bf",
+        "holder.1.name": "gpu-holder",
+        "holder.1.job": "01000000",
+        "holder.1.detached": "true",
+        "holder.1.node_ip": "10.0.0.3",
+        "holder.1.resources": "{GPU: 1}",
+        "holder.2.kind": "placement_group",
+        "holder.2.name": "trial-pg",
+        "holder.2.bundles": "{CPU: 1, GPU: 1}",
+        "holder.2.strategy": "PACK",
+        "holder.3.kind": "reserved",
+        "holder.3.resource": "GPU",
+        "holder.3.reserved": "2",
+        "holder.3.used": "0",
+    }
+    assert phrases(params, "en") == {
+        "demand": "placement group {GPU: 1} + {GPU: 1} (PACK)",
+        "node": "3 node(s)",
+        "holders": "Holder 30bf (name=gpu-holder, job 01000000, detached, on 10.0.0.3) holds {GPU: 1}; "
+        "placement group trial-pg {CPU: 1, GPU: 1} (PACK); "
+        "placement groups reserve 2 GPU (0 used of 2)",
+    }
+    assert phrases(params, "zh") == {
+        "demand": "放置组 {GPU: 1} + {GPU: 1}（PACK）",
+        "node": "3 个节点",
+        "holders": "Holder 30bf（name=gpu-holder，作业 01000000，分离式，位于 10.0.0.3）占着 {GPU: 1}；"
+        "放置组 trial-pg {CPU: 1, GPU: 1}（PACK）；"
+        "放置组预留了 2 个 GPU（其中 0 个在用）",
+    }
+    assert phrases({"holders_missing": "not-in-snapshot", "registered": "none"}, "zh") == {
+        "holders": "快照中没有列出",
+        "registered": "无",
+    }
+
+
+def test_commands_keep_the_bare_atoms_in_every_language() -> None:
+    catalogue = default_catalogue()
+    path = ROOT / "tests" / "cases" / "k8s-gpu-node-without-allocatable" / "fires"
+    finding = next(
+        f
+        for p in sorted(path.glob("*.txt"))
+        for f in _diagnose(p).findings
+        if f.rule == "k8s-gpu-node-without-allocatable" and f.params.get("plugin_pod") == "none"
+    )
+    en, zh = (localize(finding, catalogue, lang, None) for lang in ("en", "zh"))
+    assert en.commands == zh.commands
+    assert "Device plugin: none (not collected)." in en.explanation
+    assert "device plugin：无（未采集）" in zh.explanation
+
+
+def test_scheduling_and_kubernetes_atoms_are_worded_in_each_language() -> None:
+    params = {
+        "resource": "cpu",
+        "lacking.1.resource": "cpu",
+        "lacking.1.needed": "4",
+        "lacking.1.free": "1",
+        "lacking.1.allocatable": "8",
+        "closest.1.node": "node-a",
+        "closest.1.1.resource": "cpu",
+        "closest.1.1.needed": "4",
+        "closest.1.1.free": "1",
+        "closest.1.1.allocatable": "8",
+        "closest.2.node": "node-b",
+        "closest.2.1.resource": "memory",
+        "closest.2.1.needed": "8Gi",
+        "closest.2.1.free": "2Gi",
+        "closest.2.1.allocatable": "16Gi",
+        "free_amount": "6",
+        "free_nodes": "3",
+        "largest_node": "node-a",
+        "largest_amount": "2",
+        "largest_kind": "free",
+        "scaleup.1.group": "pool-a",
+        "scaleup.1.current": "1",
+        "scaleup.1.new": "2",
+        "scaleup.1.max": "4",
+        "scaleup.2.group": "pool-b",
+        "scaleup.2.current": "0",
+        "scaleup.2.new": "1",
+        "plugin.1.name": "nvidia-device-plugin-x",
+        "plugin.1.phase": "Running",
+        "plugin.1.ready": "false",
+        "gate_queue": "team-a",
+        "reason": "CrashLoopBackOff",
+        "restart_count": "3",
+    }
+    assert phrases(params, "en") == {
+        "lacking": "cpu: needs 4, 1 free of 8 allocatable",
+        "closest": "node-a (cpu: needs 4, 1 free of 8 allocatable); "
+        "node-b (memory: needs 8Gi, 2Gi free of 16Gi allocatable)",
+        "largest_node": "node-a (2 cpu free)",
+        "free_total": "6 cpu free across 3 node(s)",
+        "groups": "pool-a 1→2 (max 4), pool-b 0→1",
+        "plugin_status": "nvidia-device-plugin-x: Running, not Ready",
+        "gate": "Kueue LocalQueue team-a",
+        "reason": "CrashLoopBackOff, 3 restart(s)",
+    }
+    assert phrases(params, "zh") == {
+        "lacking": "cpu：需要 4，allocatable 8 中空闲 1",
+        "closest": "node-a（cpu：需要 4，allocatable 8 中空闲 1）；"
+        "node-b（memory：需要 8Gi，allocatable 16Gi 中空闲 2Gi）",
+        "largest_node": "node-a（空闲 2 cpu）",
+        "free_total": "3 个节点上共 6 cpu",
+        "groups": "pool-a 1→2（上限 4），pool-b 0→1",
+        "plugin_status": "nvidia-device-plugin-x：Running，未 Ready",
+        "gate": "Kueue LocalQueue team-a",
+        "reason": "CrashLoopBackOff，重启 3 次",
+    }
+    told = {
+        "lacking.1.reason": "Insufficient nvidia.com/gpu",
+        "lacking.1.nodes": "2",
+        "lacking.2.reason": "Insufficient cpu",
+        "lacking.2.nodes": "1",
+        "closest": "not-applicable",
+        "largest_node": "gpu-1",
+        "largest_amount": "4",
+        "largest_kind": "allocatable",
+        "largest_resource": "nvidia.com/gpu",
+    }
+    # kube-scheduler's own reason stays verbatim in both languages; raydiag's count around it is worded.
+    assert phrases(told, "en") == {
+        "lacking": "Insufficient nvidia.com/gpu on 2 node(s), Insufficient cpu on 1 node(s)",
+        "closest": "n/a",
+        "largest_node": "gpu-1 (4 nvidia.com/gpu allocatable)",
+    }
+    assert phrases(told, "zh") == {
+        "lacking": "2 个节点上 Insufficient nvidia.com/gpu，1 个节点上 Insufficient cpu",
+        "closest": "不适用",
+        "largest_node": "gpu-1（allocatable 4 nvidia.com/gpu）",
+    }
+
+
+def _written_evidence() -> list[tuple[Path, Evidence]]:
+    return [(p, e) for p, f in _all_findings() for e in f.evidence if e.phrase or e.source_phrase]
+
+
+def test_written_evidence_says_its_english_text_and_is_worded_in_chinese() -> None:
+    written = _written_evidence()
+    phrases_seen = {e.phrase for _, e in written} | {e.source_phrase for _, e in written}
+    assert {
+        "evidence.demand_pending",
+        "evidence.ray_node",
+        "evidence.ray_node_unknown",
+        "evidence.used_of_total",
+        "evidence.reserved_in_groups",
+        "evidence.actor_job_finished",
+        "evidence.actor_detached",
+        "evidence.fit_replay",
+        "evidence.fit_replay_agrees",
+    } <= phrases_seen
+    for path, evidence in written:
+        # The English rendering kept in ``text``/``source`` is exactly what the phrase says.
+        if evidence.phrase:
+            assert evidence_text(evidence.phrase, evidence.values, "en") == evidence.text, path.name
+        if evidence.source_phrase:
+            assert evidence_text(evidence.source_phrase, evidence.values, "en") == evidence.source, path.name
+        assert said_evidence(evidence, "en") is evidence
+        zh = said_evidence(evidence, "zh")
+        worded = (zh.text, evidence.text) if evidence.phrase else (zh.source, evidence.source)
+        assert worded[0] != worded[1], (path.name, evidence)
+        assert not re.search(r"\bused\b|\bpending\b|\bholds\b|\btotal \{|\bagrees\b", worded[0]), worded[0]
+
+
+def test_quoted_evidence_stays_verbatim_in_every_language() -> None:
+    catalogue = default_catalogue()
+    quoted = 0
+    for path in CASES[:200]:
+        for finding in _diagnose(path).findings:
+            zh = localize(finding, catalogue, "zh", None)
+            for mine, shown in zip(finding.evidence, zh.evidence, strict=True):
+                if mine.phrase is None and mine.source_phrase is None:
+                    assert shown == mine, path.name
+                    quoted += 1
+    assert quoted > 100
+
+
+def test_a_written_list_is_said_item_by_item() -> None:
+    values = {
+        "1.resource": "CPU",
+        "1.used": "3",
+        "1.total": "4",
+        "2.resource": "GPU",
+        "2.used": "1",
+        "2.total": "1",
+    }
+    assert evidence_text("evidence.used_of_total", values, "en") == "CPU 3/4 used; GPU 1/1 used"
+    assert evidence_text("evidence.used_of_total", values, "zh") == "CPU 已用 3/4；GPU 已用 1/1"
+    line = Evidence(
+        source="ray actor 30bf",
+        text="ALIVE; job 01000000 has finished; holds {GPU: 1}",
+        phrase="evidence.actor_job_finished",
+        values={"job": "01000000", "resources": "{GPU: 1}"},
+    )
+    assert said_evidence(line, "zh").text == "ALIVE；作业 01000000 已结束；仍占着 {GPU: 1}"
+    assert said_evidence(line, "zh").source == "ray actor 30bf"
