@@ -41,7 +41,7 @@ from bot.diagnosis import (
     ScaleUp,
     UnscheduledPod,
 )
-from bot.snapshot.gpu import GPU_MODEL_LABELS, is_gpu_node
+from bot.snapshot.gpu import GPU_MODEL_LABELS
 from bot.snapshot.kubernetes import GPU_RESOURCE, Node, Pod
 from bot.snapshot.ray import Demand, RayNode, RayState
 
@@ -123,10 +123,8 @@ class _Capacity:
     model_of_node: dict[str, str] = field(default_factory=dict)
 
     def count_nodes(self) -> None:
-        for node in self.ctx.kube.nodes:
+        for node in self.ctx.gpu_nodes:
             gpus = node.allocatable.get(GPU_RESOURCE, 0.0)
-            if not is_gpu_node(node):
-                continue
             model = node_model(node)
             self.model_of_node[node.name] = model
             tally = self.tallies[model]
@@ -360,7 +358,7 @@ def capacity_of(ctx: Context) -> Capacity:
     return Capacity(
         layers_read=layers,
         models=gpu_rows(ctx, demands),
-        gpu_nodes=sum(1 for node in ctx.kube.nodes if is_gpu_node(node)) if ctx.has_kubernetes else None,
+        gpu_nodes=len(ctx.gpu_nodes) if ctx.has_kubernetes else None,
         pending_pods=_pending_pods(ctx) if ctx.has_kubernetes else [],
         ready_worker_pods=_ready_workers(ctx) if ctx.has_kubernetes else None,
         ray_nodes_alive=_ray_nodes_alive(ray) if ray is not None else None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
+from bot.snapshot.gpu import is_gpu_node
 from bot.snapshot.kubernetes import Event, KubernetesState, Node, Pod, RayClusterObject
 from bot.snapshot.model import Snapshot
 from bot.snapshot.pod_index import PodIndex
@@ -72,6 +73,11 @@ class Context:
     @cached_property
     def nodes_by_name(self) -> dict[str, Node]:
         return {node.name: node for node in self.kube.nodes}
+
+    @cached_property
+    def gpu_nodes(self) -> list[Node]:
+        """The nodes that have GPUs or are marked as GPU nodes (``is_gpu_node``), in node order."""
+        return [node for node in self.kube.nodes if is_gpu_node(node)]
 
     @property
     def _pod_indexes(self) -> PodIndex:

@@ -8,16 +8,14 @@ read. Only figures the snapshot actually knows are shown.
 from __future__ import annotations
 
 from bot.classify.context import Context
-from bot.snapshot.gpu import is_gpu_node
 
 
 def headline_figures(ctx: Context) -> dict[str, str]:
     figures: dict[str, str] = {}
     if ctx.has_kubernetes:
         if ctx.kube.nodes:
-            gpu_nodes = [n for n in ctx.kube.nodes if is_gpu_node(n)]
             figures["kubernetes_nodes"] = str(len(ctx.kube.nodes))
-            figures["gpu_nodes"] = str(len(gpu_nodes))
+            figures["gpu_nodes"] = str(len(ctx.gpu_nodes))
         if ctx.kube.pods:
             figures["pods_pending"] = str(len(ctx.unscheduled_pods))
         if ctx.ray_pods:

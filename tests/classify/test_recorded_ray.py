@@ -10,17 +10,37 @@ import pytest
 from bot.classify import classify
 from bot.diagnosis import Diagnosis
 from bot.snapshot.files import parse_snapshot
+from bot.snapshot.model import Snapshot
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ray"
 
 
-def diagnose(folder: str) -> Diagnosis:
+def snapshot_of(folder: str) -> Snapshot:
     answers = {
         path.stem: json.loads(path.read_text(encoding="utf-8"))
         for path in (FIXTURES / folder).glob("*.json")
         if not path.stem.startswith("_")
     }
-    return classify(parse_snapshot({"ray": answers}))
+    return parse_snapshot({"ray": answers})
+
+
+def diagnose(folder: str) -> Diagnosis:
+    return classify(snapshot_of(folder))
+
+
+@pytest.mark.parametrize("folder", ["broken", "broken-autoscaler-v2"])
+def test_a_held_demand_is_named_by_one_resource_whatever_order_ray_lists_them_in(folder: str) -> None:
+    # Ray's demand shapes come from protobuf maps, whose order is not stable between answers.
+    snapshot = snapshot_of(folder)
+    assert snapshot.ray is not None
+    demands = [d.model_copy(update={"shape": dict(reversed(d.shape.items()))}) for d in snapshot.ray.demands]
+    flipped = snapshot.model_copy(update={"ray": snapshot.ray.model_copy(update={"demands": demands})})
+
+    def named(s: Snapshot) -> tuple[str, str]:
+        held = next(f for f in classify(s).findings if f.rule == "ray-resources-held")
+        return held.params["resource"], held.params["needed"]
+
+    assert named(snapshot) == named(flipped) == ("GPU", "1")
 
 
 @pytest.mark.parametrize("folder", ["broken", "broken-autoscaler-v2"])

@@ -17,6 +17,7 @@ from bot.classify import kubelet
 from bot.classify.context import RAY_CLUSTER_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.kubernetes import Pod
 
 MAX_EVIDENCE = 4
 # An event text is ``<reason>: <message>``; the reason is one word.
@@ -46,7 +47,7 @@ def _verdicts(ctx: Context) -> _Found:
         elif len(entry[3]) < MAX_EVIDENCE and quote not in entry[3]:
             entry[3].append(quote)
 
-    pods = {(p.name, p.namespace): p for p in ctx.kube.pods}
+    pods: dict[tuple[str, str], Pod] | None = None  # built when a line first needs its Pod
     for pod in ctx.kube.pods:
         message = str(pod.status_message) if pod.status_message else None
         if not pod.status_reason and not message:
@@ -73,11 +74,19 @@ def _verdicts(ctx: Context) -> _Found:
         message = line
         if text.source == "event" and (event := _EVENT_REASON.match(line)):
             reason, message = event.group("reason"), event.group("message")
-        owner = pods.get((text.pod, text.namespace or "default")) if text.pod else None
-        init = frozenset(c.name for c in owner.init_containers) if owner else frozenset()
-        verdict = kubelet.read(reason, message, init)
+        # Whether there is a verdict does not depend on the Pod's init containers (only which kind
+        # of GPU failure it is), so the Pod is looked up for the few lines that have one.
+        verdict = kubelet.read(reason, message)
         if verdict is None:
             continue
+        owner = None
+        if text.pod:
+            if pods is None:
+                pods = {(p.name, p.namespace): p for p in ctx.kube.pods}
+            owner = pods.get((text.pod, text.namespace or "default"))
+        if owner is not None and owner.init_containers:
+            init = frozenset(c.name for c in owner.init_containers)
+            verdict = kubelet.read(reason, message, init) or verdict
         if text.pod:
             subject = Subject(kind="Pod", name=text.pod, namespace=text.namespace)
         else:

@@ -570,7 +570,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             ):
                 verdict = "no-gpu-registered"
         if verdict == "held-reported":
-            scarce = sorted(need, key=lambda k: k in ("CPU", "memory"))[0]
+            scarce = _scarce_key(need)
             params.update(resource=scarce, needed=f"{need[scarce]:g}")
             biggest = max((n.resources_total.get(scarce, 0.0) for n in holding), default=None)
             params["total"] = "" if biggest is None else f"{biggest:g}"
@@ -581,7 +581,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         if verdict == "held":
             holders = _holders(ctx, holding or nodes, set(need))
             params.update(holder_params(holders[:5], "not-in-snapshot"))
-            scarce = sorted(need, key=lambda k: k in ("CPU", "memory"))[0]
+            scarce = _scarce_key(need)
             params.update(resource=scarce, needed=f"{need[scarce]:g}")
             if holding:
                 params["node"] = ", ".join(n.node_ip or n.node_id or "" for n in holding[:5])
@@ -629,12 +629,23 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
     return results
 
 
+def _scarcity_rank(key: str) -> tuple[bool, str]:
+    """Among resources a demand lacks alike, GPU is named first, then the others by name. Ray's
+    demand shapes come from protobuf maps, whose order is not stable from one answer to the next."""
+    return (key != "GPU", key)
+
+
+def _scarce_key(need: Mapping[str, float]) -> str:
+    """The resource a waiting demand is named by: not CPU or memory when it asks for more."""
+    return min(need, key=lambda k: (k in ("CPU", "memory"), _scarcity_rank(k)))
+
+
 def _in_group_verdict(
     ray: RayState, demand: Demand, need: dict[str, float], params: dict[str, str], evidence: list[Evidence]
 ) -> DemandVerdict:
     """Work scheduled into a placement group runs only on its group's bundles, whatever is free
     elsewhere; when it waits while its group exists, the group's own work holds the bundles (5)."""
-    scarce = sorted(need, key=lambda k: (k in ("CPU", "memory"), -ray.reserved.get(k, 0.0)))[0]
+    scarce = min(need, key=lambda k: (k in ("CPU", "memory"), -ray.reserved.get(k, 0.0), _scarcity_rank(k)))
     reserved, in_use = ray.reserved.get(scarce, 0.0), ray.reserved_used.get(scarce, 0.0)
     created = [g for g in ray.placement_groups if g.state == "CREATED"]
     if not reserved and created:

@@ -36,7 +36,7 @@ from bot.classify.fit import (
 )
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
-from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label, is_gpu_node
+from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, Event, Node, Pod
 from bot.snapshot.node_filter import matches_node_affinity
 from bot.snapshot.quantity import format_amount
@@ -105,7 +105,7 @@ class PodFit:
 
 
 def gpu_node_names(ctx: Context) -> frozenset[str]:
-    return ctx.memo("gpu_node_names", lambda: frozenset(n.name for n in ctx.kube.nodes if is_gpu_node(n)))
+    return ctx.memo("gpu_node_names", lambda: frozenset(n.name for n in ctx.gpu_nodes))
 
 
 def _format_requests(requests: dict[str, float]) -> str:
