@@ -108,13 +108,6 @@ print(json.dumps({"steps": steps, "calls": [(n, b - collect_begin, e - b) for n,
 """
 
 
-def to_bundle(raw: dict[str, Any]) -> Bundle:
-    """The recorded ``kubectl get -o json`` lists of the demo state, as the loopback server serves them."""
-    kubernetes = {key: list(value["items"]) for key, value in raw["kubernetes"].items() if key != "logs"}
-    kubernetes["logs"] = raw["kubernetes"].get("logs", [])
-    return Bundle(kubernetes=kubernetes, ray_state=None, cluster=raw["cluster"], namespace=raw["namespace"])
-
-
 def _wait_for_workload(cluster: LocalCluster, log_name: str, timeout: float = 180) -> None:
     log = cluster.temp_dir / log_name
     deadline = time.monotonic() + timeout
@@ -141,7 +134,7 @@ def compound_cluster() -> Iterator[tuple[LocalCluster, Path]]:
         driver = [sys.executable, "-m", "bot.demo.workload", "--address", cluster.gcs_address]
         cluster.spawn([*driver, "--node-ip", cluster.head_ip], "workload.log")
         _wait_for_workload(cluster, "workload.log")
-        with serve(ObjectStore.from_bundle(to_bundle(state.load_state()))) as api:
+        with serve(ObjectStore.from_bundle(Bundle.from_state(state.load_state()))) as api:
             yield cluster, api.kubeconfig(Path(tmp) / "kubeconfig")
 
 

@@ -66,9 +66,6 @@ MAX_NODE_QUERIES = 300
 # call is a round trip (tens of milliseconds through a VPN or a cloud's front end), and the reads
 # of one diagnosis are a dozen; more at once would only queue behind API Priority and Fairness.
 MAX_PARALLEL_CALLS = 6
-# The failures that are about the API server as a whole, not about one call: after the first, no
-# other call is made (each would wait for the same refusal) and one error stands for them all.
-_UNREACHABLE = ("connection refused", "the API server's name does not resolve", "TLS: ")
 
 
 @dataclass(frozen=True)
@@ -218,8 +215,8 @@ class KubernetesReader:
                 with self._server.slots:
                     status, body, headers = self._send(call, timeout)
             except Exception as error:  # urllib3 timeouts, refused connections, TLS and DNS errors
-                message = _network_message(error, timeout)
-                if not message.startswith(_UNREACHABLE):
+                message, server_wide = _network_failure(error, timeout)
+                if not server_wide:
                     raise ApiFailure(call, 0, message) from error
                 failure = ApiFailure(call, 0, message, unreachable=True)
                 with self._server.lock:
@@ -333,19 +330,22 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return None
 
 
-def _network_message(error: Exception, timeout: float) -> str:
+def _network_failure(error: Exception, timeout: float) -> tuple[str, bool]:
+    """What went wrong on the way to the API server, and whether it is about the server as a whole
+    (refused, unresolvable, TLS) rather than this call: then no other call is made, since each
+    would meet the same failure, and one error stands for them all."""
     text = str(error)
     if "timed out" in text.lower() or "timeout" in type(error).__name__.lower():
-        return f"no answer within {timeout:g}s (timed out)"
+        return f"no answer within {timeout:g}s (timed out)", False
     if "refused" in text.lower():
-        return "connection refused"
+        return "connection refused", True
     if any(words in text.lower() for words in ("reset by peer", "without response", "connection aborted")):
-        return "the connection was closed or reset before an answer came"
+        return "the connection was closed or reset before an answer came", False
     if "resolve" in text.lower() or "name or service not known" in text.lower():
-        return "the API server's name does not resolve"
+        return "the API server's name does not resolve", True
     if "ssl" in text.lower() or "certificate" in text.lower():
-        return f"TLS: the handshake with the API server failed ({text[:200]})"
-    return f"{type(error).__name__}: {text[:200]}"
+        return f"TLS: the handshake with the API server failed ({text[:200]})", True
+    return f"{type(error).__name__}: {text[:200]}", False
 
 
 def _core(resource: str, *, namespace: str | None = None, name: str | None = None, **query: str) -> ApiCall:

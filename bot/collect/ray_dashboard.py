@@ -159,11 +159,14 @@ MAX_PARALLEL_CALLS = 3
 class _Outcome:
     """What asking for one endpoint gave: an answer (from its path or its fallback), or why not."""
 
-    answer: Any = None
-    answered: bool = False
+    answer: Any = None  # JSON, so None (null) is an answer too
     error: DashboardDown | _HttpError | None = None
     asked: list[str] = field(default_factory=list)  # the paths that answered 404
     skipped: bool = False  # the deadline was reached before it was asked
+
+    @property
+    def answered(self) -> bool:
+        return self.error is None and not self.skipped
 
 
 def _ask(reader: DashboardReader, key: str, path: str) -> _Outcome:
@@ -171,15 +174,15 @@ def _ask(reader: DashboardReader, key: str, path: str) -> _Outcome:
     if reader.deadline.expired():
         return _Outcome(skipped=True)
     try:
-        return _Outcome(answer=reader.get(path), answered=True)
+        return _Outcome(answer=reader.get(path))
     except DashboardDown as down:
         return _Outcome(error=down)
     except _HttpError as error:
-        failed = _Outcome(error=error, asked=[path])
+        status, failed = error.status, _Outcome(error=error, asked=[path])
     fallback = FALLBACKS.get(key)
-    if fallback and failed.asked and isinstance(failed.error, _HttpError) and failed.error.status == 404:
+    if fallback and status == 404:
         try:
-            return _Outcome(answer=reader.get(fallback), answered=True)
+            return _Outcome(answer=reader.get(fallback))
         except _HttpError as second:
             if second.status == 404:
                 failed.asked.append(fallback)

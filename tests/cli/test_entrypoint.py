@@ -17,38 +17,23 @@ from bot.cli import long_running
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str] | str, *, shell: bool = False) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        argv, shell=shell, cwd=REPO, capture_output=True, text=True, timeout=120, check=False
     )
+
+
+def _raydiag(*args: str) -> subprocess.CompletedProcess[str]:
+    return _run([sys.executable, "-m", "bot", *args])
 
 
 def test_the_answer_and_the_exit_code_survive_the_quick_exit() -> None:
-    rules = subprocess.run(
-        [sys.executable, "-m", "bot", "rules"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    rules = _raydiag("rules")
     assert rules.returncode == 0
     lines = rules.stdout.splitlines()
     assert len(lines) > 100 and lines[0].startswith("RD0001") and rules.stdout.endswith("\n")
 
-    bad = subprocess.run(
-        [sys.executable, "-m", "bot", "explain", "/no/such/file"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    bad = _raydiag("explain", "/no/such/file")
     assert bad.returncode == 2
     assert bad.stdout == ""
     assert bad.stderr.startswith("raydiag: error:") and "/no/such/file" in bad.stderr
@@ -68,7 +53,7 @@ sys.argv = ["raydiag", "rules"]
 bot.cli.entrypoint()
 print("never reached")
 """
-    done = _python(code)
+    done = _run([sys.executable, "-c", code])
     assert done.returncode == 0, done.stderr
     assert "collector on while the command ran: False" in done.stdout
     assert done.stdout.rstrip().endswith("exit handler ran")
@@ -77,15 +62,7 @@ print("never reached")
 
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     # `raydiag rules | head -1`: the pipe closes after the first line.
-    done = subprocess.run(
-        f"{sys.executable} -m bot rules | head -1",
-        shell=True,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _run(f"{sys.executable} -m bot rules | head -1", shell=True)
     assert done.stdout.startswith("RD0001") and len(done.stdout.splitlines()) == 1
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
 

@@ -87,12 +87,6 @@ def base_state() -> dict[str, Any]:
     return state.load_state()
 
 
-def to_bundle(raw: dict[str, Any]) -> Bundle:
-    kubernetes = {key: list(value["items"]) for key, value in raw["kubernetes"].items() if key != "logs"}
-    kubernetes["logs"] = raw["kubernetes"].get("logs", [])
-    return Bundle(kubernetes=kubernetes, ray_state=None, cluster=raw["cluster"], namespace=raw["namespace"])
-
-
 def _items(raw: dict[str, Any], key: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = raw["kubernetes"][key]["items"]
     return items
@@ -124,7 +118,7 @@ def pod(raw: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def diagnose(raw: dict[str, Any], tmp_path: Path, dashboard: str) -> tuple[Diagnosis, float, int]:
-    with serve(ObjectStore.from_bundle(to_bundle(raw))) as api:
+    with serve(ObjectStore.from_bundle(Bundle.from_state(raw))) as api:
         config = api.kubeconfig(tmp_path / "kubeconfig")
         target = Target(
             cluster=state.CLUSTER,

@@ -225,6 +225,14 @@ class Bundle:
     cluster: str | None = CLUSTER
     namespace: str | None = NS
 
+    @classmethod
+    def from_state(cls, raw: dict[str, Any]) -> Bundle:
+        """The Kubernetes half of a recorded state (``kubectl get -o json`` lists and log tails, as
+        the demo's ``kuberay_state.json`` holds it), for the loopback API server to serve."""
+        kubernetes = {key: list(value["items"]) for key, value in raw["kubernetes"].items() if key != "logs"}
+        kubernetes["logs"] = raw["kubernetes"].get("logs", [])
+        return cls(kubernetes=kubernetes, ray_state=None, cluster=raw["cluster"], namespace=raw["namespace"])
+
     def copy(self) -> Bundle:
         return copy.deepcopy(self)
 
