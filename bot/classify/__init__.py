@@ -46,15 +46,20 @@ def _drop_superseded(findings: list[Finding], catalogue: Catalogue) -> list[Find
     fired: dict[str, set[object]] = {}
     for finding in findings:
         fired.setdefault(finding.rule, set()).add(finding.subject)
-    dropped: set[int] = set()
-    for index, finding in enumerate(findings):
-        for winner, subjects in fired.items():
-            rule = catalogue.get(winner)
-            if rule is None or finding.rule not in rule.supersedes:
-                continue
-            if finding.subject in subjects or finding.subject.kind in _TEXT_SUBJECTS:
-                dropped.add(index)
-    return [f for i, f in enumerate(findings) if i not in dropped]
+    # For each rule that fired, the subjects of the rules that fired and supersede it.
+    beaten: dict[str, list[set[object]]] = {}
+    for winner, subjects in fired.items():
+        rule = catalogue.get(winner)
+        for loser in rule.supersedes if rule is not None else ():
+            if loser in fired:
+                beaten.setdefault(loser, []).append(subjects)
+    return [
+        f
+        for f in findings
+        if not any(
+            f.subject in subjects or f.subject.kind in _TEXT_SUBJECTS for subjects in beaten.get(f.rule, ())
+        )
+    ]
 
 
 def _whereabouts(context: Context) -> tuple[str | None, str | None]:

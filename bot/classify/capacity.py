@@ -225,9 +225,9 @@ def waiting_work(ray: RayState) -> list[tuple[Mapping[str, float], int]]:
     return [(t.required_resources, 1) for t in ray.pending_tasks]
 
 
-def _demand_shape(demand: Demand) -> dict[str, float]:
+def _demand_shape(demand: Demand) -> Mapping[str, float]:
     if demand.kind != "placement_group" or not demand.bundles:
-        return dict(demand.shape)
+        return demand.shape  # read, never changed: no copy for each of thousands of demands
     merged: dict[str, float] = {}
     for bundle in demand.bundles:
         for key, value in bundle.items():
@@ -237,11 +237,11 @@ def _demand_shape(demand: Demand) -> dict[str, float]:
 
 def _demands(ray: RayState) -> list[RayDemand]:
     """The waiting work, one entry per distinct shape (a large cluster repeats a few hundred shapes)."""
-    counts: dict[tuple[tuple[str, float], ...], int] = {}
+    counts: dict[frozenset[tuple[str, float]], int] = {}
     for shape, count in waiting_work(ray):
-        key = tuple(sorted(shape.items()))
+        key = frozenset(shape.items())
         counts[key] = counts.get(key, 0) + count
-    return [RayDemand(shape=dict(key), count=count) for key, count in counts.items()]
+    return [RayDemand(shape=dict(sorted(key)), count=count) for key, count in counts.items()]
 
 
 def _biggest(stages: Iterable[Gpus]) -> float:
@@ -340,7 +340,9 @@ def _scale_ups(ctx: Context) -> list[ScaleUp]:
             found.append(ScaleUp(source="karpenter", at=at))
     ray = ctx.ray
     if (ray is not None and ray.pending_nodes) or any(
-        _RAY_ADDING_NODES.search(text.text) for text in ctx.texts if text.source not in ("event", "job")
+        _RAY_ADDING_NODES.search(text.text)
+        for text in ctx.texts_that_may_match(_RAY_ADDING_NODES)
+        if text.source not in ("event", "job")
     ):
         found.append(ScaleUp(source="ray-autoscaler"))
     return list(dict.fromkeys(found))

@@ -8,11 +8,12 @@ linear in the size of the snapshot.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
+from bot.classify.lines import LineIndex, Pattern
 from bot.snapshot.gpu import is_gpu_node
 from bot.snapshot.kubernetes import Event, KubernetesState, Node, Pod, RayClusterObject
 from bot.snapshot.model import Snapshot
@@ -46,11 +47,6 @@ class Text:
         """The part of the line text rules search (a JSON log line can be megabytes)."""
         return self.text[:MAX_SEARCHED]
 
-    @cached_property
-    def lowered(self) -> str:
-        """``searched`` in lower case, for the text rules' literal prefilter; made once per line."""
-        return self.searched.lower()
-
 
 class Context:
     def __init__(self, snapshot: Snapshot) -> None:
@@ -79,7 +75,7 @@ class Context:
         """The nodes that have GPUs or are marked as GPU nodes (``is_gpu_node``), in node order."""
         return [node for node in self.kube.nodes if is_gpu_node(node)]
 
-    @property
+    @cached_property
     def _pod_indexes(self) -> PodIndex:
         """Every per-Pod view, built once with the snapshot (a large cluster has 100,000s of Pods)."""
         return self.kube.pod_index
@@ -113,6 +109,16 @@ class Context:
     @property
     def unscheduled_pods(self) -> list[Pod]:
         return self._pod_indexes.unscheduled
+
+    @property
+    def pods_with_status(self) -> list[Pod]:
+        """Pods whose status has a reason or a message, in any phase."""
+        return self._pod_indexes.with_status
+
+    @property
+    def pods_not_running(self) -> list[Pod]:
+        """Live Pods in a phase other than Running (Pending, Unknown)."""
+        return self._pod_indexes.not_running
 
     @property
     def troubled_pods(self) -> list[Pod]:
@@ -224,6 +230,7 @@ class Context:
     @cached_property
     def texts(self) -> list[Text]:
         found: list[Text] = []
+        # One text per event, first and in event order (``events_that_may_match`` relies on it).
         for event in self.kube.events:
             pod = event.object_name if event.object_kind in (None, "Pod") else None
             found.append(
@@ -253,6 +260,33 @@ class Context:
                         Text("job", job.message, object_kind="RayJob", object_name=job.submission_id)
                     )
         return found
+
+    @cached_property
+    def lines(self) -> LineIndex:
+        """The texts for the literal prefilter (``bot.classify.lines``), in the order of ``texts``."""
+        texts = self.texts
+        return LineIndex([t.text[:MAX_SEARCHED] for t in texts], [len(t.text) > MAX_SEARCHED for t in texts])
+
+    def texts_that_may_match(self, *patterns: Pattern) -> list[Text]:
+        """The texts, in order, that one of ``patterns`` could match anywhere in the whole text (a
+        superset of those it does match: the caller still searches them)."""
+        positions = self.lines.candidates(patterns)
+        texts = self.texts
+        return list(texts) if positions is None else [texts[i] for i in positions]
+
+    def lines_that_may_match(self, *patterns: Pattern) -> Container[int]:
+        """The positions in ``texts`` of the texts ``texts_that_may_match`` would give."""
+        positions = self.lines.candidates(patterns)
+        return range(len(self.texts)) if positions is None else frozenset(positions)
+
+    def events_that_may_match(self, *patterns: Pattern) -> list[Event]:
+        """The events, in order, whose message one of ``patterns`` could match (as above)."""
+        # An event's text is ``<reason>: <message>``, and the events come first in ``texts``.
+        positions = self.lines.candidates(patterns)
+        events = self.kube.events
+        if positions is None:
+            return list(events)
+        return [events[i] for i in positions if i < len(events)]
 
     def iter_texts(self, sources: frozenset[str] | None = None) -> Iterator[Text]:
         for text in self.texts:

@@ -38,6 +38,7 @@ from bot.snapshot.kubernetes import (
 )
 from bot.snapshot.node_filter import (
     NodeClass,
+    matches_node_affinity,
     node_class,
     requirement_matches,
     selects_per_node_label,
@@ -218,7 +219,7 @@ def parse_scheduler_message(message: str) -> tuple[int, Counter[str], str | None
     return None
 
 
-_SCALE_UP = re.compile(
+SCALE_UP_REFUSAL = re.compile(
     r"(?:pod )?(?:didn't|did not) trigger scale-up(?P<wouldnt> \(it wouldn't fit if a new node is added\))?:?"
     r"(?P<body>[^\n]*)",
     re.IGNORECASE,
@@ -242,7 +243,7 @@ class ScaleUpRefusal:
 
 
 def parse_scale_up_refusal(message: str) -> ScaleUpRefusal | None:
-    match = _SCALE_UP.search(unlinked(message))
+    match = SCALE_UP_REFUSAL.search(unlinked(message))
     if match is None:
         return None
     # People shorten the message they quote: ``pod didn't trigger scale-up ... 1 node(s) had ...``.
@@ -251,12 +252,13 @@ def parse_scale_up_refusal(message: str) -> ScaleUpRefusal | None:
     return ScaleUpRefusal(counts, bool(match.group("wouldnt")), whole)
 
 
+# The ways a scheduler message begins, every version (for ``has_scheduler_head`` and prefilters).
+SCHEDULER_HEADS = (_SUMMARY, _PREDICATES_SUMMARY, _FIT_SUMMARY, _FIT_PER_NODE, _ONE_PREDICATE)
+
+
 def has_scheduler_head(message: str) -> bool:
     """Whether a FailedScheduling message starts as kube-scheduler wrote it, not mid-list."""
-    return any(
-        p.search(message)
-        for p in (_SUMMARY, _PREDICATES_SUMMARY, _FIT_SUMMARY, _FIT_PER_NODE, _ONE_PREDICATE)
-    )
+    return any(p.search(message) for p in SCHEDULER_HEADS)
 
 
 def _reasons_body(body: str) -> str:
@@ -781,6 +783,19 @@ class FitExplainer:
                 explanation.blocked_by[node.name] = reason
         explanation.eligible_nodes = [self.nodes[p].name for p in eligible]
         return eligible
+
+    def selected_by(self, pod: Pod) -> set[str]:
+        """The nodes the Pod's node selector and required node affinity accept (taints and cordons
+        aside): one check per class of nodes unless the Pod selects on a per-node label."""
+        selector, terms = pod.node_selector, pod.required_node_terms
+        if selects_per_node_label(pod):
+            return {n.name for n in self.nodes if matches_node_affinity(selector, terms, n)}
+        return {
+            name
+            for key, positions in self._classes.items()
+            if matches_node_affinity(selector, terms, self.nodes[positions[0]])
+            for name in self._class_names[key]
+        }
 
     def _domain_pods(self, node: Node, topology_key: str) -> Sequence[Pod]:
         value = node.labels.get(topology_key)

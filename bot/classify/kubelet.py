@@ -93,6 +93,20 @@ SIGNAL = re.compile(
 )
 
 
+# Every wording ``read`` finds a verdict in; a message with none of them has one only by its reason.
+WORDING = (SIGNAL, _PREDICATE)
+
+
+def decisive_reason(reason: str) -> bool:
+    """Whether ``read`` finds a verdict in this reason alone, whatever the message says."""
+    return (
+        reason in (ADMISSION_ERROR, "Evicted")
+        or reason.startswith("OutOf")
+        or reason in _CONSTRAINT_PREDICATES
+        or reason in _STOPPED_REASONS
+    )
+
+
 @dataclass(frozen=True)
 class KubeletVerdict:
     kind: KubeletKind

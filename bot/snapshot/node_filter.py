@@ -112,9 +112,13 @@ def static_reason(pod: Pod, node: Node) -> str | None:
 def node_class(node: Node) -> NodeClass:
     """Nodes with the same class pass or fail the static filters together (for a Pod that does not
     select on a per-node label): cordon state, labels other than per-node ones, and taints."""
+    shared = dict(node.labels)
+    for key in PER_NODE_LABELS:
+        shared.pop(key, None)
+    # A set of the labels, not a sorted tuple: the key is only compared and hashed.
     return (
         node.unschedulable,
-        tuple(sorted((k, v) for k, v in node.labels.items() if k not in PER_NODE_LABELS)),
+        frozenset(shared.items()),
         tuple((t.key, t.value, t.effect) for t in node.taints),
     )
 

@@ -29,19 +29,26 @@ class PodIndex:
     unscheduled: list[Pod] = field(default_factory=list)  # Pending, no node, not being deleted
     troubled: list[Pod] = field(default_factory=list)  # a container not ready or restarted
     namespaces: set[str] = field(default_factory=set)  # of every Pod, finished ones included
+    # Pods whose status has a reason or message (an eviction, the kubelet's refusal), any phase.
+    with_status: list[Pod] = field(default_factory=list)
+    not_running: list[Pod] = field(default_factory=list)  # live, in a phase other than Running
 
 
 def index_pods(pods: Sequence[Pod]) -> PodIndex:
     index = PodIndex(pods)
     live, requested, by_node = index.live, index.requested, index.by_node
     unscheduled, troubled, ray = index.unscheduled, index.troubled, index.ray
-    namespaces = index.namespaces
+    namespaces, with_status, not_running = index.namespaces, index.with_status, index.not_running
     for pod in pods:
         namespaces.add(pod.namespace)
+        if pod.status_reason or pod.status_message:
+            with_status.append(pod)
         phase = pod.phase
         if phase == "Succeeded" or phase == "Failed":  # noqa: PLR1714 (faster than a tuple test here)
             continue
         live.append(pod)
+        if phase != "Running":
+            not_running.append(pod)
         node = pod.node_name
         if node:
             used = requested.get(node)

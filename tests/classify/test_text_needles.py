@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from bot.catalogue import default_catalogue
-from bot.classify import classify
-from bot.classify.detectors import text as text_rules
-from bot.classify.detectors.text import needles
+from bot.classify import classify, lines
+from bot.classify.lines import needles
 from bot.collect.paste import parse_paste
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -76,7 +75,7 @@ def test_the_diagnosis_is_the_same_without_the_prefilter(monkeypatch: pytest.Mon
     catalogue = default_catalogue()
     pastes = [path.read_text(encoding="utf-8", errors="replace") for path in SAMPLES[::7]]
     with_filter = [classify(parse_paste(text), catalogue).model_dump() for text in pastes]
-    monkeypatch.setattr(text_rules, "needles", lambda patterns: None)
+    monkeypatch.setattr(lines, "needles", lambda patterns: None)
     without = [classify(parse_paste(text), catalogue).model_dump() for text in pastes]
     assert with_filter == without
     assert sum(len(d["findings"]) for d in with_filter) > 50

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.catalogue import Rule
 from bot.classify.context import Context
 from bot.classify.fit import (
+    SCALE_UP_REFUSAL,
     insufficient_resource,
     parse_scale_up_refusal,
     parse_scheduler_message,
@@ -81,7 +82,7 @@ def _split_pod(name: str) -> tuple[str | None, str]:
 
 def _collect(ctx: Context) -> list[_PodRefusal]:
     found: dict[tuple[str | None, str | None], _PodRefusal] = {}
-    for event in ctx.kube.events:
+    for event in ctx.events_that_may_match(SCALE_UP_REFUSAL):
         refusal = parse_scale_up_refusal(event.message)
         if refusal is None:
             continue
@@ -96,7 +97,7 @@ def _collect(ctx: Context) -> list[_PodRefusal]:
             record.evidence.append(
                 Evidence(source=f"event {event.reason or 'NotTriggerScaleUp'}", text=event.message)
             )
-    for line in ctx.iter_texts():
+    for line in ctx.texts_that_may_match(_CANT_SCHEDULE, _PREDICATE_MISMATCH):
         if line.source == "event":
             continue
         match = _CANT_SCHEDULE.search(line.text) or _PREDICATE_MISMATCH.search(line.text)
@@ -313,7 +314,10 @@ def _gke_messages(ctx: Context) -> list[_GkeMessage]:
     texts = [t.text for t in ctx.texts]
     found: list[_GkeMessage] = []
     seen: set[tuple[str, tuple[str, ...]]] = set()
+    naming = ctx.lines_that_may_match(_MESSAGE_ID)
     for i, text in enumerate(texts):
+        if i not in naming:
+            continue
         for match in _MESSAGE_ID.finditer(text):
             message_id = match.group("id")
             window = [text[match.end() :], *texts[i + 1 : i + _GKE_WINDOW]]

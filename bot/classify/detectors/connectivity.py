@@ -452,15 +452,17 @@ def version_skew(ctx: Context, rule: Rule) -> Iterable[Hit]:
 
 @detector("network_policy", ("policy", "selector", "raycluster"))
 def network_policy(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    ray_pods: dict[str, list[Pod]] = {}
+    for pod in ctx.ray_pods:
+        ray_pods.setdefault(pod.namespace, []).append(pod)
     for policy in ctx.kube.network_policies:
         restricts_ingress = "Ingress" in policy.policy_types or not policy.policy_types
         if not restricts_ingress or policy.ingress_rules > 0:
             continue
         hit_pods = [
             p
-            for p in ctx.ray_pods
-            if p.namespace == policy.namespace
-            and (policy.selects_all or _selects(policy.pod_selector, p.labels))
+            for p in ray_pods.get(policy.namespace, ())
+            if policy.selects_all or _selects(policy.pod_selector, p.labels)
         ]
         if not hit_pods:
             continue

@@ -78,8 +78,8 @@ def gpu_stack_pods_in_init(ctx: Context, rule: Rule) -> Iterable[Hit]:
     """
     seen: set[tuple[str, str]] = set()
     stuck: list[Pod] = []
-    for pod in (*ctx.kube.device_plugin_pods, *ctx.kube.pods):
-        # The phase first: nearly every Pod is running, and that ends the test at once.
+    # Only Pods not running can be stuck (the device-plugin Pods are read in whatever phase).
+    for pod in (*ctx.kube.device_plugin_pods, *ctx.pods_not_running):
         if not _stuck_in_init(pod) or not is_gpu_stack_pod(pod) or pod.key in seen:
             continue
         seen.add(pod.key)
@@ -118,7 +118,7 @@ def gpu_stack_daemonsets_idle(ctx: Context, rule: Rule) -> Iterable[Hit]:
     finding: the paste must also show GPU work or GPU nodes.
     """
     idle: list[tuple[str, str, str]] = []
-    for text in ctx.iter_texts():
+    for text in ctx.texts_that_may_match(_IDLE_ROW, _IDLE_TOLD):
         for line in text.text.splitlines()[:200]:
             if (row := _IDLE_ROW.match(line)) is not None:
                 idle.append((row.group("daemonset"), row.group("namespace") or "", line.strip()))

@@ -48,7 +48,7 @@ def _verdicts(ctx: Context) -> _Found:
             entry[3].append(quote)
 
     pods: dict[tuple[str, str], Pod] | None = None  # built when a line first needs its Pod
-    for pod in ctx.kube.pods:
+    for pod in ctx.pods_with_status:
         message = str(pod.status_message) if pod.status_message else None
         if not pod.status_reason and not message:
             continue
@@ -65,9 +65,15 @@ def _verdicts(ctx: Context) -> _Found:
         }
         shown = " ".join(part for part in (pod.status_reason or "", message or "") if part)
         add(verdict, subject, facts, Evidence(source=f"pod {pod.name} status", text=shown))
-    for text in ctx.iter_texts():
+    worded = ctx.lines_that_may_match(*kubelet.WORDING)
+    for position, text in enumerate(ctx.texts):
+        # Events are read by their reason too (a ``get events`` row may cut the message short);
+        # a line that has neither the kubelet's words nor one of its reasons is passed at once.
+        if position not in worded and not (
+            text.source == "event" and kubelet.decisive_reason(text.text.partition(": ")[0])
+        ):
+            continue
         line = text.text[:4000]
-        # Events are read by their reason too (a ``get events`` row may cut the message short).
         if text.source != "event" and not kubelet.SIGNAL.search(line):
             continue
         reason: str | None = None

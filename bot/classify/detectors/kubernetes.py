@@ -12,12 +12,15 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context, Text
-from bot.classify.detectors.scheduling import UNNAMED_NODE_PREFIX, gpu_node_names
+from bot.classify.detectors.scheduling import UNNAMED_NODE_PREFIX
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.gpu import LEGACY_GPU_RESOURCE, advertised_gpus, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, ContainerStatus, Pod
 from bot.snapshot.quantity import format_amount
+
+# The GPU resource named anywhere in a line (for the prefilter of ``Context.texts_that_may_match``).
+_GPU_RESOURCE_NAMED = re.compile(re.escape(GPU_RESOURCE))
 
 
 class GpuNodeParams(BaseModel):
@@ -57,13 +60,11 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
         yield from _unmarked_nodes_without_gpu(ctx)
         return
     plugins = _plugin_pods_by_node(ctx)
-    gpu_nodes = gpu_node_names(ctx)
     plugins_collected = bool(ctx.kube.device_plugin_pods)
-    for node in ctx.kube.nodes:
+    # A node with a legacy GPU resource is a GPU node too (``is_gpu_node`` counts both names).
+    for node in ctx.gpu_nodes:
         legacy = node.allocatable.get(LEGACY_GPU_RESOURCE, node.capacity.get(LEGACY_GPU_RESOURCE, 0.0))
         gpus = node.allocatable.get(GPU_RESOURCE, 0.0)
-        if not (node.name in gpu_nodes or legacy > 0):
-            continue
         on_node = plugins.get(node.name, [])
         plugin_ok = any(p.phase == "Running" and p.ready for p in on_node)
         # Decide first: on a large cluster almost every GPU node is fine, and the texts below
@@ -141,10 +142,10 @@ def gpu_wanted(ctx: Context) -> Evidence | None:
         for toleration in pod.tolerations:
             if (toleration.key or "").startswith(GPU_RESOURCE):
                 return Evidence(source=f"pod {pod.name} tolerations", text=toleration.key or "")
-    for event in ctx.kube.events:
+    for event in ctx.events_that_may_match(_GPU_RESOURCE_NAMED):
         if GPU_RESOURCE in event.message:
             return Evidence(source=f"event {event.reason}", text=event.message)
-    for text in ctx.iter_texts():
+    for text in ctx.texts_that_may_match(_GPU_RESOURCE_NAMED):
         if GPU_RESOURCE in text.text:
             return Evidence(source=text.source, text=text.text[:600])
     return None
@@ -202,8 +203,8 @@ _RESTARTS_WORTH_A_LOOK = 3
 
 
 def _failure_kind(status: ContainerStatus, pod: Pod) -> str | None:
-    if status.ready and status.restart_count == 0:
-        return None  # the common case, decided without string work
+    if status.ready and not status.reason:
+        return None  # a running container, whatever its restarts: decided without string work
     reason = (status.reason or "").split(":")[-1]
     if reason in _IMAGE_PULL:
         return "image-pull"
@@ -226,7 +227,11 @@ def failing_pods(ctx: Context) -> list[tuple[Pod, list[tuple[ContainerStatus, st
     """One pass over the Pods for the three failure rules."""
     found = []
     for pod in ctx.troubled_pods:
-        failing = [(s, kind) for s in pod.container_statuses if (kind := _failure_kind(s, pod))]
+        failing = [
+            (s, kind)
+            for s in pod.container_statuses
+            if not (s.ready and not s.reason) and (kind := _failure_kind(s, pod))
+        ]
         if failing:
             found.append((pod, failing))
     return found
@@ -319,7 +324,7 @@ def _quota_messages(ctx: Context) -> Iterator[tuple[Subject, str, str]]:
     """Every place a quota refusal is written down: the owner's FailedCreate event, the RayCluster's
     ``status.reason`` or condition (KubeRay copies the API error there), a RayJob's message, and
     operator log lines; as (subject, where it was read, the message)."""
-    for event in ctx.kube.events:
+    for event in ctx.events_that_may_match(_QUOTA_WORDS):
         if _QUOTA_WORDS.search(event.message):
             subject = Subject(
                 kind=event.object_kind or "Object", name=event.object_name, namespace=event.namespace
@@ -337,7 +342,7 @@ def _quota_messages(ctx: Context) -> Iterator[tuple[Subject, str, str]]:
                 f"rayjob {job.name}",
                 job.message,
             )
-    for line in ctx.iter_texts():
+    for line in ctx.texts_that_may_match(_QUOTA_WORDS):
         if line.source == "event" or not _QUOTA_WORDS.search(line.text):
             continue
         # The KubeRay operator's own "exceeded quota" log has a rule of its own
@@ -565,16 +570,20 @@ def _autopilot_denials(ctx: Context) -> list[tuple[AutopilotCategory, Text, dict
         }
         found.append((category, text, facts))
 
+    denied = ctx.lines_that_may_match(_DENIED)
+    bare_lines = ctx.lines_that_may_match(_BARE_VIOLATION)
     i = 0
     while i < len(texts):
-        if not _DENIED.search(texts[i].text):
-            if bare := _BARE_VIOLATION.search(texts[i].text):
+        if i not in denied or not _DENIED.search(texts[i].text):
+            if i in bare_lines and (bare := _BARE_VIOLATION.search(texts[i].text)):
                 keep("", bare.group("violation").strip(), bare.group(0), texts[i])
             i += 1
             continue
         # The constraint's reasons may follow on the next lines (pretty-printed JSON).
         end = i + 1
-        while end < len(texts) and end - i < _WINDOW and not _DENIED.search(texts[end].text):
+        while end < len(texts) and end - i < _WINDOW:
+            if end in denied and _DENIED.search(texts[end].text):
+                break
             if texts[end].source != texts[i].source:
                 break
             end += 1

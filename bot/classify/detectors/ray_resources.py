@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -441,6 +442,21 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         total = tuple(sorted((k, v) for k, v in node.resources_total.items() if not k.startswith("node:")))
         by_total.setdefault(total, []).append(node)
     shapes = [(dict(total), group) for total, group in by_total.items()]
+
+    @cache
+    def largest() -> list[RayNode]:
+        """The three nodes with the most resources (shown beside a demand no node can hold)."""
+        return sorted(nodes, key=lambda n: -sum(n.resources_total.values()))[:3]
+
+    @cache
+    def most() -> dict[str, float]:
+        """The largest total of each resource on one node."""
+        found: dict[str, float] = {}
+        for node in nodes:
+            for key, amount in node.resources_total.items():
+                found[key] = max(found.get(key, 0.0), amount)
+        return found
+
     results: list[DemandVerdict] = []
     seen: set[str] = set()
     seen_shapes: set[tuple[object, ...]] = set()
@@ -448,8 +464,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         shape_key = (
             demand.kind,
             demand.strategy,
-            tuple(sorted(demand.shape.items())),
-            tuple(tuple(sorted(b.items())) for b in demand.bundles),
+            frozenset(demand.shape.items()),
+            tuple(frozenset(b.items()) for b in demand.bundles),
         )
         if shape_key in seen_shapes:
             continue  # one verdict per shape, however many pending groups share it
@@ -556,9 +572,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             evidence.append(_usage(ray, ray.totals, need, "ray status"))
         else:
             verdict = "infeasible"
-            evidence += [
-                _node_line(n) for n in sorted(nodes, key=lambda n: -sum(n.resources_total.values()))[:3]
-            ]
+            evidence += [_node_line(n) for n in largest()]
         if verdict == "infeasible":
             verdict = _template_verdict(templates, need, params, evidence)
             if verdict is None:
@@ -609,11 +623,9 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 {k: v for k, v in (ray.totals or _merged_totals(nodes)).items() if not k.startswith("node:")}
             )
         if verdict == "infeasible":
-            short = _limiting_resource(need, nodes, ray.totals)
+            short = _limiting_resource(need, nodes, ray.totals, most())
             params.update(resource=short, needed=f"{need[short]:g}")
-            biggest = max(
-                (n.resources_total.get(short, 0.0) for n in nodes), default=ray.totals.get(short, 0.0)
-            )
+            biggest = most().get(short, 0.0) if nodes else ray.totals.get(short, 0.0)
             params["total"] = f"{biggest:g}"
             if not nodes and ray.totals:
                 count = ray.node_count or sum(ray.node_groups.values())
@@ -737,10 +749,21 @@ def _registers_no_gpu(
     return other and demand.shape.get("GPU", 0.0) > max(registered, 0.0)
 
 
-def _limiting_resource(need: Mapping[str, float], nodes: list[RayNode], totals: Mapping[str, float]) -> str:
+def _limiting_resource(
+    need: Mapping[str, float],
+    nodes: list[RayNode],
+    totals: Mapping[str, float],
+    most: Mapping[str, float] | None = None,
+) -> str:
+    """The resource the demand is furthest short of on the largest node (or in the totals when no
+    node is known); ``most`` is each resource's largest amount on one node, when already known."""
+
     def shortage(key: str) -> float:
-        best = max((n.resources_total.get(key, 0.0) for n in nodes), default=totals.get(key, 0.0))
-        return need[key] - best
+        if not nodes:
+            return need[key] - totals.get(key, 0.0)
+        if most is not None:
+            return need[key] - most.get(key, 0.0)
+        return need[key] - max(n.resources_total.get(key, 0.0) for n in nodes)
 
     return max(need, key=lambda k: (shortage(k), k not in ("CPU", "memory")))
 

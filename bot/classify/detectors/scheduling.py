@@ -22,6 +22,7 @@ from bot.classify.context import RAY_GROUP_LABEL, Context
 from bot.classify.fit import (
     BASIC_RESOURCES,
     CONTROL_PLANE_TAINTS,
+    SCHEDULER_HEADS,
     FitExplainer,
     FitExplanation,
     Shortfall,
@@ -38,7 +39,6 @@ from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, Event, Node, Pod
-from bot.snapshot.node_filter import matches_node_affinity
 from bot.snapshot.quantity import format_amount
 from bot.terms import Severity
 
@@ -151,16 +151,32 @@ def _event_evidence(event: Event | None) -> list[Evidence]:
     return [Evidence(source=f"event {event.reason}{times}", text=event.message)]
 
 
-def _missing_resource(pod: Pod, nodes: list[Node]) -> str | None:
+def _offered(ctx: Context) -> frozenset[str]:
+    """The resources some node has allocatable."""
+    return ctx.memo(
+        "offered_resources",
+        lambda: frozenset(r for n in ctx.kube.nodes for r, amount in n.allocatable.items() if amount > 0),
+    )
+
+
+def _missing_resource(ctx: Context, pod: Pod) -> str | None:
+    offered = _offered(ctx)
     for resource, amount in sorted(pod.requests.items()):
         if amount <= 0 or resource in BASIC_RESOURCES or resource == "pods":
             continue
-        if not any(node.allocatable.get(resource, 0.0) > 0 for node in nodes):
+        if resource not in offered:
             return resource
     return None
 
 
-def _gpu_label_gap(pod: Pod, nodes: list[Node]) -> tuple[str, str, list[str]] | None:
+def _label_values(ctx: Context, key: str) -> list[str]:
+    """The values of one node label across the nodes, sorted."""
+    return ctx.memo(
+        f"label_values\0{key}", lambda: sorted({n.labels[key] for n in ctx.kube.nodes if key in n.labels})
+    )
+
+
+def _gpu_label_gap(ctx: Context, pod: Pod) -> tuple[str, str, list[str]] | None:
     """A GPU-model label the Pod requires with a value that no node carries."""
     wanted: list[tuple[str, list[str]]] = [(k, [v]) for k, v in pod.node_selector.items()]
     for term in pod.required_node_terms:
@@ -168,7 +184,7 @@ def _gpu_label_gap(pod: Pod, nodes: list[Node]) -> tuple[str, str, list[str]] | 
     for key, values in wanted:
         if key not in GPU_MODEL_LABELS:
             continue
-        present = sorted({node.labels[key] for node in nodes if key in node.labels})
+        present = _label_values(ctx, key)
         if not set(values) & set(present):
             return key, ", ".join(values), present
     return None
@@ -209,14 +225,14 @@ def _structural(
     ctx: Context, explainer: FitExplainer, explanation: FitExplanation, pod: Pod
 ) -> tuple[Verdict, dict[str, str]] | None:
     nodes = ctx.kube.nodes
-    missing = _missing_resource(pod, nodes)
+    missing = _missing_resource(ctx, pod)
     if missing is not None:
         gpu = _gpu_params(ctx, missing)
         if gpu and missing == GPU_RESOURCE:
             return "gpu-not-advertised", gpu
         offered = sorted({r for n in nodes for r in n.allocatable if "/" in r})
         return "unknown-resource", {"resource": missing, "known_values": ", ".join(offered) or "none"}
-    gap = _gpu_label_gap(pod, nodes)
+    gap = _gpu_label_gap(ctx, pod)
     if gap is not None:
         key, value, present = gap
         return "gpu-label-missing", {"gpu_label": key, "gpu_value": value, "known_values": ", ".join(present)}
@@ -295,9 +311,7 @@ def _constraint_verdict(
     ctx: Context, explainer: FitExplainer, explanation: FitExplanation, pod: Pod
 ) -> tuple[Verdict, dict[str, str]]:
     """Every node is excluded by a constraint: which one is the Pod really up against?"""
-    selected = {
-        n.name for n in ctx.kube.nodes if matches_node_affinity(pod.node_selector, pod.required_node_terms, n)
-    }
+    selected = explainer.selected_by(pod)
     if not selected:
         # No node carries the labels the Pod asks for; taints elsewhere are beside the point.
         return "selector", {}
@@ -576,7 +590,7 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
         if verdict is None and event is not None:
             # The replay found room, yet the scheduler refused: a constraint the snapshot cannot
             # show (pod affinity, host ports, topology) or a newer state. Its own reasons decide.
-            parsed = parse_scheduler_message(event.message)
+            parsed = _scheduler_reading(ctx, event.message)
             if parsed is not None:
                 _, reasons, prefilter = parsed
                 readings = _from_message(ctx, pod, reasons, prefilter)
@@ -596,21 +610,32 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
     return results
 
 
+def _scheduler_reading(ctx: Context, message: str) -> tuple[int, Counter[str], str | None] | None:
+    """``parse_scheduler_message``, once per distinct message and diagnosis (Pods made from one
+    template get the same message); the counts returned are the caller's own."""
+    readings: dict[str, tuple[int, Counter[str], str | None] | None] = ctx.memo("scheduler_messages", dict)
+    if message not in readings:
+        readings[message] = parse_scheduler_message(message)
+    parsed = readings[message]
+    return None if parsed is None else (parsed[0], Counter(parsed[1]), parsed[2])
+
+
 def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterator[PodFit]:
     """FailedScheduling events whose Pod is not in the snapshot (a pasted event line)."""
     latest: dict[tuple[str | None, str | None], Event] = {}
+    headed = {id(event) for event in ctx.events_that_may_match(*SCHEDULER_HEADS)}
     for event in ctx.kube.events:
         # Operators copy the scheduler's message into their own events (``Unschedulable`` from a
         # training operator, ``PodScheduled`` conditions); the message, not the reason, says it.
         if event.object_kind not in (None, "Pod") or not (
-            event.reason == "FailedScheduling" or has_scheduler_head(event.message)
+            event.reason == "FailedScheduling" or (id(event) in headed and has_scheduler_head(event.message))
         ):
             continue
         if event.object_name and (event.namespace or "default", event.object_name) in seen:
             continue
         key = (event.namespace, event.object_name)
         previous = latest.get(key)
-        parsed = None if previous is None else parse_scheduler_message(event.message)
+        parsed = None if previous is None else _scheduler_reading(ctx, event.message)
         if previous is not None and parsed and parsed[1] and not has_scheduler_head(event.message):
             # A long message wrapped over several pasted lines: the lines after its head carry
             # more counted reasons of the same message.
@@ -619,7 +644,7 @@ def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterat
         else:
             latest[key] = event
     for (namespace, name), event in latest.items():
-        parsed = parse_scheduler_message(event.message)
+        parsed = _scheduler_reading(ctx, event.message)
         if parsed is None:
             continue
         _, reasons, prefilter = parsed
@@ -681,7 +706,7 @@ def gpu_split_over_containers(ctx: Context, rule: Rule) -> Iterable[Hit]:
     containers), so two containers with one GPU each need a node with two free. When the nodes in
     the snapshot show one with that many allocatable, the sum is not what holds the Pod.
     """
-    pods = [p for p in ctx.kube.pods if not p.node_name and len(_gpu_containers(p)) > 1]
+    pods = [p for p in ctx.pods_not_running if not p.node_name and len(_gpu_containers(p)) > 1]
     if not pods:
         return
     said = _gpu_shortage_said(ctx)
