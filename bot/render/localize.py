@@ -47,6 +47,7 @@ _ENUMS: dict[tuple[str, str], str] = {
     ("lacking", "not-applicable"): "phrase.not_applicable",
     ("closest", "not-applicable"): "phrase.not_applicable",
     ("status", "admitted"): "phrase.admitted",
+    ("status", "init-unfinished"): "phrase.init_unfinished",
 }
 
 
@@ -163,6 +164,16 @@ def _composed(params: Mapping[str, str], lang: Lang) -> dict[str, str]:
         )
     if params.get("gate_queue"):
         said["gate"] = say("phrase.kueue_queue", lang, queue=params["gate_queue"])
+    paths = numbered(params, "path.")
+    if paths:
+        said["paths"] = say("phrase.and", lang).join(f"`{paths[n]['value']}`" for n in sorted(paths))
+    if "ray_version" in params:
+        version = params["ray_version"]
+        said["version"] = (
+            say("phrase.ray_version", lang, version=version)
+            if version
+            else say("phrase.this_ray_release", lang)
+        )
     if params.get("reason") and params.get("restart_count"):
         said["reason"] = say(
             "phrase.with_restarts", lang, reason=params["reason"], count=params["restart_count"]

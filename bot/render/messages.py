@@ -48,6 +48,10 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "phrase.list": {"en": "; ", "zh": "；"},
     "phrase.details": {"en": ", ", "zh": "，"},
     "phrase.none": {"en": "none", "zh": "无"},
+    "phrase.and": {"en": " and ", "zh": " 和 "},
+    "phrase.ray_version": {"en": "Ray {version}", "zh": "Ray {version}"},
+    "phrase.this_ray_release": {"en": "This Ray release", "zh": "这个 Ray 版本"},
+    "phrase.init_unfinished": {"en": "init containers not finished", "zh": "init 容器尚未完成"},
     "phrase.none_given": {"en": "none given", "zh": "未给出"},
     "phrase.none_shown": {"en": "none shown", "zh": "未显示"},
     "phrase.not_collected": {"en": "not collected", "zh": "未采集"},
@@ -159,6 +163,51 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "evidence.head_restarting": {
         "en": "{status}, Ready False ({reason}, {count} restart(s))",
         "zh": "{status}，Ready False（{reason}，重启 {count} 次）",
+    },
+    "evidence.pod_running_ready": {
+        "en": "phase Running, Ready {ready}, IP {ip}",
+        "zh": "phase Running，Ready {ready}，IP {ip}",
+    },
+    "evidence.ray_nodes_ips": {"en": "{count} alive; IPs: {ips}", "zh": "{count} 个存活；IP：{ips}"},
+    "evidence.ray_nodes_no_ips": {"en": "{count} alive; IPs: none", "zh": "{count} 个存活；没有 IP"},
+    "evidence.pod_line": {"en": "{status}, {ready}", "zh": "{status}，{ready}"},
+    "evidence.pod_line_ip": {"en": "{status}, {ready}, IP {ip}", "zh": "{status}，{ready}，IP {ip}"},
+    "evidence.pod_line_restarts": {
+        "en": "{status}, {ready}, {count} restart(s)",
+        "zh": "{status}，{ready}，重启 {count} 次",
+    },
+    "evidence.pod_line_restarts_ip": {
+        "en": "{status}, {ready}, {count} restart(s), IP {ip}",
+        "zh": "{status}，{ready}，重启 {count} 次，IP {ip}",
+    },
+    "evidence.pod_not_ready": {"en": "{status}, Ready False", "zh": "{status}，Ready False"},
+    "evidence.pod_phase_ready": {"en": "phase {phase}, ready {ready}", "zh": "phase {phase}，ready {ready}"},
+    "evidence.selector_matches_nothing": {
+        "en": "selector {selector} matches no Pod",
+        "zh": "selector {selector} 没有选中任何 Pod",
+    },
+    "evidence.no_ready_addresses": {"en": "no ready addresses", "zh": "没有 ready 的地址"},
+    "evidence.no_ready_addresses_some_not": {
+        "en": "no ready addresses; not ready: {addresses}",
+        "zh": "没有 ready 的地址；未 ready：{addresses}",
+    },
+    "evidence.http_404": {"en": "HTTP 404 on `{path}`", "zh": "`{path}` 返回 HTTP 404"},
+    "evidence.init_unfinished": {
+        "en": "{pod} init containers not finished",
+        "zh": "{pod} 的 init 容器尚未完成",
+    },
+    "evidence.group_at_max": {
+        "en": "declares {shape}; {current} of max {max}",
+        "zh": "声明了 {shape}；当前 {current} 个，上限 {max}",
+    },
+    "evidence.group_vendor_gpu": {
+        "en": "limits {resource}; no nvidia.com/gpu and no num-gpus",
+        "zh": "limits 里是 {resource}；没有 nvidia.com/gpu，也没有 num-gpus",
+    },
+    "evidence.node_type_resources": {"en": "resources {shape}", "zh": "资源 {shape}"},
+    "evidence.ray_node_gpus": {
+        "en": "GPU total {gpus}; resources {shape}",
+        "zh": "GPU 总量 {gpus}；资源 {shape}",
     },
     "evidence.kueue_not_admitted": {"en": "not admitted", "zh": "未准入"},
     "evidence.kueue_admitted": {"en": "admitted", "zh": "已准入"},

@@ -289,6 +289,24 @@ def test_written_evidence_says_its_english_text_and_is_worded_in_chinese() -> No
         "evidence.actor_detached",
         "evidence.fit_replay",
         "evidence.fit_replay_agrees",
+        # Pods, Ray nodes, Services and the dashboard as raydiag states them (connectivity,
+        # device plugin, Serve).
+        "evidence.pod_line",
+        "evidence.pod_line_ip",
+        "evidence.pod_line_restarts",
+        "evidence.pod_line_restarts_ip",
+        "evidence.pod_not_ready",
+        "evidence.pod_phase_ready",
+        "evidence.pod_running_ready",
+        "evidence.ray_nodes_ips",
+        "evidence.selector_matches_nothing",
+        "evidence.no_ready_addresses",
+        "evidence.http_404",
+        # Worker groups and Ray nodes beside a demand or a GPU count.
+        "evidence.group_at_max",
+        "evidence.group_vendor_gpu",
+        "evidence.node_type_resources",
+        "evidence.ray_node_gpus",
     } <= phrases_seen
     for path, evidence in written:
         # The English rendering kept in ``text``/``source`` is exactly what the phrase says.
@@ -335,3 +353,34 @@ def test_a_written_list_is_said_item_by_item() -> None:
     )
     assert said_evidence(line, "zh").text == "ALIVE；作业 01000000 已结束；仍占着 {GPU: 1}"
     assert said_evidence(line, "zh").source == "ray actor 30bf"
+
+
+def test_the_rarer_written_lines_are_worded_in_each_language() -> None:
+    assert evidence_text("evidence.ray_nodes_no_ips", {"count": "0"}, "en") == "0 alive; IPs: none"
+    assert evidence_text("evidence.ray_nodes_no_ips", {"count": "0"}, "zh") == "0 个存活；没有 IP"
+    values = {"addresses": "10.0.0.7, 10.0.0.8"}
+    assert (
+        evidence_text("evidence.no_ready_addresses_some_not", values, "en")
+        == "no ready addresses; not ready: 10.0.0.7, 10.0.0.8"
+    )
+    assert evidence_text("evidence.no_ready_addresses_some_not", values, "zh") == (
+        "没有 ready 的地址；未 ready：10.0.0.7, 10.0.0.8"
+    )
+    assert evidence_text("evidence.init_unfinished", {"pod": "nvidia-device-plugin-x"}, "zh") == (
+        "nvidia-device-plugin-x 的 init 容器尚未完成"
+    )
+    # The GPU-stack Pod's status atom, when no table gave ``Init:0/1``.
+    assert phrases({"status": "init-unfinished"}, "en") == {"status": "init containers not finished"}
+    assert phrases({"status": "init-unfinished"}, "zh") == {"status": "init 容器尚未完成"}
+
+
+def test_the_unread_dashboard_paths_and_version_are_worded_in_each_language() -> None:
+    params = {"path.1.value": "/api/serve/applications/", "path.2.value": "/api/serve/deployments/"}
+    assert phrases({**params, "ray_version": "2.9.3"}, "en") == {
+        "paths": "`/api/serve/applications/` and `/api/serve/deployments/`",
+        "version": "Ray 2.9.3",
+    }
+    assert phrases({**params, "ray_version": ""}, "zh") == {
+        "paths": "`/api/serve/applications/` 和 `/api/serve/deployments/`",
+        "version": "这个 Ray 版本",
+    }

@@ -88,11 +88,22 @@ def ray_part_unread(ctx: Context, rule: Rule) -> Iterable[Hit]:
         return
     if any(service.app_statuses for service in ctx.kube.rayservices):
         return
-    asked = " and ".join(f"`{path}`" for path in paths)
+    # Atoms: the renderer says "`a` and `b`" and "Ray 2.9.3" (or "this Ray release") per language.
     yield Hit(
         Subject(kind="Collection", name=f"ray {part}"),
-        (Evidence(source="ray dashboard", text=f"HTTP 404 on {asked}"),),
-        {"paths": asked, "version": f"Ray {ctx.ray.version}" if ctx.ray.version else "This Ray release"},
+        tuple(
+            Evidence(
+                source="ray dashboard",
+                text=f"HTTP 404 on `{path}`",
+                phrase="evidence.http_404",
+                values={"path": path},
+            )
+            for path in paths
+        ),
+        {
+            **{f"path.{n}.value": path for n, path in enumerate(paths, 1)},
+            "ray_version": ctx.ray.version or "",
+        },
     )
 
 

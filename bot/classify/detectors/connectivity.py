@@ -96,13 +96,21 @@ def _restarts(pod: Pod) -> int:
     return max((s.restart_count for s in pod.container_statuses if not s.init), default=0)
 
 
-def _pod_line(pod: Pod) -> str:
-    parts = [pod.display_status or pod.phase, _ready_column(pod)]
-    if _restarts(pod):
-        parts.append(f"{_restarts(pod)} restart(s)")
+def _pod_line(pod: Pod) -> Evidence:
+    """``Running, 0/1, 3 restart(s), IP 10.0.0.5``: a Pod as ``kubectl get pods -o wide`` shows it."""
+    status, ready, restarts = pod.display_status or pod.phase, _ready_column(pod), _restarts(pod)
+    parts = [status, ready]
+    values = {"status": status, "ready": ready}
+    key = "evidence.pod_line"
+    if restarts:
+        parts.append(f"{restarts} restart(s)")
+        values["count"] = str(restarts)
+        key += "_restarts"
     if pod.pod_ip:
         parts.append(f"IP {pod.pod_ip}")
-    return ", ".join(parts)
+        values["ip"] = pod.pod_ip
+        key += "_ip"
+    return Evidence(source=f"pod {pod.name}", text=", ".join(parts), phrase=key, values=values)
 
 
 def _by_ip(ctx: Context, running: list[Pod]) -> bool:
@@ -115,6 +123,24 @@ def _by_ip(ctx: Context, running: list[Pod]) -> bool:
     )
 
 
+def _ray_node_ips(ctx: Context) -> Evidence:
+    ips = ", ".join(sorted(ctx.ray_nodes_by_ip))
+    count = str(len(ctx.ray_nodes))
+    if not ips:
+        return Evidence(
+            source="ray nodes",
+            text=f"{count} alive; IPs: none",
+            phrase="evidence.ray_nodes_no_ips",
+            values={"count": count},
+        )
+    return Evidence(
+        source="ray nodes",
+        text=f"{count} alive; IPs: {ips}",
+        phrase="evidence.ray_nodes_ips",
+        values={"count": count, "ips": ips},
+    )
+
+
 def _ip_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
     alive_workers = len([n for n in ctx.ray_nodes if not n.is_head])
     for pod in running:
@@ -122,11 +148,13 @@ def _ip_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
             continue
         head = _head_params(ctx, pod)
         evidence = [
-            Evidence(source=f"pod {pod.name}", text=f"phase Running, Ready {pod.ready}, IP {pod.pod_ip}"),
             Evidence(
-                source="ray nodes",
-                text=f"{len(ctx.ray_nodes)} alive; IPs: {', '.join(sorted(ctx.ray_nodes_by_ip)) or 'none'}",
+                source=f"pod {pod.name}",
+                text=f"phase Running, Ready {pod.ready}, IP {pod.pod_ip}",
+                phrase="evidence.pod_running_ready",
+                values={"ready": str(pod.ready), "ip": str(pod.pod_ip)},
             ),
+            _ray_node_ips(ctx),
         ]
         evidence += _log_tail(ctx, pod)
         yield Hit(
@@ -155,7 +183,7 @@ def _count_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
     candidates = unready if len(unready) == missing else running
     head = _head_params(ctx, running[0])
     named = ", ".join(p.name for p in candidates[:8]) + (" …" if len(candidates) > 8 else "")
-    evidence = [Evidence(source=f"pod {p.name}", text=_pod_line(p)) for p in running[:8]]
+    evidence = [_pod_line(p) for p in running[:8]]
     evidence.append(
         Evidence(
             source="ray status" if not ctx.ray_nodes_known else "ray nodes",
@@ -229,9 +257,9 @@ def _unready_hits(ctx: Context, running: list[Pod]) -> Iterable[Hit]:
         if not (restarts or owner):
             continue  # a worker still starting up
         head = _head_params(ctx, pod)
-        evidence = [Evidence(source=f"pod {pod.name}", text=_pod_line(pod))]
+        evidence = [_pod_line(pod)]
         if head_pod is not None:
-            evidence.append(Evidence(source=f"pod {head_pod.name}", text=_pod_line(head_pod)))
+            evidence.append(_pod_line(head_pod))
         if owner:
             evidence.append(Evidence(source=owner.split(" ", 2)[0].lower(), text=owner))
         evidence += _log_tail(ctx, pod)
@@ -339,7 +367,12 @@ def head_not_ready(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
         ]
         evidence += [
-            Evidence(source=f"pod {w.name}", text=f"{w.display_status or w.phase}, Ready False")
+            Evidence(
+                source=f"pod {w.name}",
+                text=f"{w.display_status or w.phase}, Ready False",
+                phrase="evidence.pod_not_ready",
+                values={"status": w.display_status or w.phase},
+            )
             for w in waiting[:5]
         ]
         yield Hit(
@@ -382,14 +415,22 @@ def head_service(ctx: Context, rule: Rule) -> Iterable[Hit]:
         evidence: list[Evidence] = []
         if service.namespace in pods_seen and not selected:
             evidence.append(
-                Evidence(source=f"service {service.name}", text=f"selector {selector} matches no Pod")
+                Evidence(
+                    source=f"service {service.name}",
+                    text=f"selector {selector} matches no Pod",
+                    phrase="evidence.selector_matches_nothing",
+                    values={"selector": selector},
+                )
             )
         if endpoint is not None and not ready:
             not_ready = [a.ip for a in endpoint.addresses if not a.ready]
+            addresses = ", ".join(not_ready)
             evidence.append(
                 Evidence(
                     source=f"endpoints {service.name}",
-                    text="no ready addresses" + (f"; not ready: {', '.join(not_ready)}" if not_ready else ""),
+                    text="no ready addresses" + (f"; not ready: {addresses}" if not_ready else ""),
+                    phrase=f"evidence.no_ready_addresses{'_some_not' if not_ready else ''}",
+                    values={"addresses": addresses} if not_ready else {},
                 )
             )
         if not evidence:

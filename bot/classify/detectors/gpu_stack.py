@@ -85,10 +85,21 @@ def gpu_stack_pods_in_init(ctx: Context, rule: Rule) -> Iterable[Hit]:
         seen.add(pod.key)
         stuck.append(pod)
     for pod in stuck:
-        status = pod.display_status or "init containers not finished"
+        # ``Init:0/1`` as the table shows it, else an atom the renderer words per language.
+        status = pod.display_status or "init-unfinished"
+        shown = (
+            Evidence(source=f"pod {pod.name}", text=f"{pod.name} {status}")
+            if pod.display_status
+            else Evidence(
+                source=f"pod {pod.name}",
+                text=f"{pod.name} init containers not finished",
+                phrase="evidence.init_unfinished",
+                values={"pod": pod.name},
+            )
+        )
         yield Hit(
             Subject(kind="Pod", name=pod.name, namespace=pod.namespace),
-            (Evidence(source=f"pod {pod.name}", text=f"{pod.name} {status}"),),
+            (shown,),
             {
                 "pod": pod.name,
                 "namespace": pod.namespace,

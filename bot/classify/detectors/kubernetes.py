@@ -126,7 +126,13 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             yield Hit(Subject(kind="Node", name=node.name), (capacity, figures), params)
         else:
             evidence = [figures] + [
-                Evidence(source=f"pod {p.name}", text=f"phase {p.phase}, ready {p.ready}") for p in on_node
+                Evidence(
+                    source=f"pod {p.name}",
+                    text=f"phase {p.phase}, ready {p.ready}",
+                    phrase="evidence.pod_phase_ready",
+                    values={"phase": p.phase, "ready": str(p.ready)},
+                )
+                for p in on_node
             ]
             yield Hit(Subject(kind="Node", name=node.name), tuple(evidence), params)
 

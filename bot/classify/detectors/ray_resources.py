@@ -791,6 +791,12 @@ def _template_verdict(
                 source=f"worker group {template.name}",
                 text=f"declares {format_shape(template.resources)}; "
                 f"{template.current} of max {template.max_replicas}",
+                phrase="evidence.group_at_max",
+                values={
+                    "shape": format_shape(template.resources),
+                    "current": str(template.current),
+                    "max": str(template.max_replicas),
+                },
             )
         )
         return "cannot-grow"
@@ -820,6 +826,8 @@ def _template_verdict(
                 Evidence(
                     source=f"worker group {template.name}",
                     text=f"limits {template.accelerator}; no nvidia.com/gpu and no num-gpus",
+                    phrase="evidence.group_vendor_gpu",
+                    values={"resource": template.accelerator},
                 )
             )
             return "group-vendor-gpu"
@@ -830,7 +838,10 @@ def _template_verdict(
             )
             evidence.append(
                 Evidence(
-                    source=f"node type {template.name}", text=f"resources {format_shape(template.resources)}"
+                    source=f"node type {template.name}",
+                    text=f"resources {format_shape(template.resources)}",
+                    phrase="evidence.node_type_resources",
+                    values={"shape": format_shape(template.resources)},
                 )
             )
             return "template-omits-gpu"
@@ -902,6 +913,8 @@ def gpu_registration(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 Evidence(
                     source=f"ray node {node.node_ip}",
                     text=f"GPU total {registered:g}; resources {format_shape(node.resources_total)}",
+                    phrase="evidence.ray_node_gpus",
+                    values={"gpus": f"{registered:g}", "shape": format_shape(node.resources_total)},
                 ),
             ),
             {
