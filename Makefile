@@ -11,7 +11,7 @@ RAY_COMPAT_VENV ?= $(HOME)/.cache/raydiag/venv-ray-$(RAY_COMPAT_VERSION)
 RAY_COMPAT_STAMP := $(RAY_COMPAT_VENV)/.installed-$(shell sha256sum $(RAY_COMPAT_LOCK) | cut -c1-16)
 
 
-.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval lock clean postgres scan scan-lock ray-compat-venv
+.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval lock clean postgres alertmanager scan scan-lock ray-compat-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,7 @@ typecheck: $(STAMP)
 # The state-store tests start their own PostgreSQL server from Debian's binaries (`postgres`).
 # The live compatibility test runs an older Ray from its own venv, built once from a hashed lock and
 # kept outside the checkout (a clean clone reuses it; a changed lock gets a fresh install).
-unit: $(STAMP) postgres $(RAY_COMPAT_STAMP)
+unit: $(STAMP) postgres alertmanager $(RAY_COMPAT_STAMP)
 	RAYDIAG_RAY_COMPAT_VENV=$(RAY_COMPAT_VENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 $(RAY_COMPAT_STAMP):
@@ -78,6 +78,17 @@ ifeq ($(PG_INITDB),)
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
 else
 	@echo "PostgreSQL found: $(firstword $(PG_INITDB))"
+endif
+
+# Alertmanager, for the tests that route alerts through a real one on loopback (they start and
+# stop their own; the package's service is not used). Debian's package; nothing to do when present.
+AM_BIN := $(shell command -v prometheus-alertmanager || command -v alertmanager)
+alertmanager:
+ifeq ($(AM_BIN),)
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus-alertmanager
+else
+	@echo "Alertmanager found: $(AM_BIN)"
 endif
 
 # Regenerate the lock after changing dependencies in pyproject.toml.

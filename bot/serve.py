@@ -3,8 +3,9 @@
 
 This is the composition root, above every trigger: the Slack transport, schedules and the quiz
 do not import each other, they are put together here. Configuration comes from the environment
-and the YAML file named by RAYDIAG_CONFIG; a missing token or a bad file stops start-up with one
-clear line, before anything connects to Slack.
+and the YAML file named by RAYDIAG_CONFIG. A missing token or one of the wrong kind (``xoxb-`` for
+the bot, ``xapp-`` for Socket Mode), an unreadable ``*_FILE`` or a bad config file stops start-up
+with one clear line before anything connects to Slack; then ``auth.test`` checks the bot token.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from slack_bolt import App
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.collect.live import api_client
 from bot.config import Config, ConfigError, load_config
@@ -26,7 +30,7 @@ from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.schedule.jobs import HealthScheduler
 from bot.schedule.service import start_health_posts
-from bot.slack.app import Bot, build_app
+from bot.slack.app import Bot, build_app, slack_api_url
 from bot.slack.capacity_command import register_capacity
 from bot.slack.probe_actions import PROBE_HANDLERS
 from bot.slack.quiz_actions import install_quiz_actions, register_quiz
@@ -42,6 +46,87 @@ class StartupError(Exception):
     """The bot cannot start; the message says what to set."""
 
 
+# The variables that hold secrets. Each may instead name a file holding it (``<NAME>_FILE``, as a
+# mounted Secret or a Vault agent provides); after start-up reads them they leave the environment.
+SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
+# What a token's prefix says it is, to name a token put in the wrong variable.
+TOKEN_KINDS = (
+    ("xoxb-", "a bot token (xoxb-...)"),
+    ("xapp-", "an app-level token (xapp-...)"),
+    ("xoxp-", "a user token (xoxp-...)"),
+    ("xoxe.", "a rotating token (xoxe.xox...), which raydiag does not refresh"),
+    ("xoxe-", "a refresh token (xoxe-...)"),
+)
+# auth.test answers that mean the token itself is no good (wrong, revoked, app uninstalled).
+BAD_TOKEN_ERRORS = frozenset(
+    {
+        "invalid_auth",
+        "not_authed",
+        "token_revoked",
+        "token_expired",
+        "account_inactive",
+        "not_allowed_token_type",
+    }
+)
+
+
+def _secret(env: Mapping[str, str], name: str) -> str | None:
+    """``name`` from the environment, or from the file ``<name>_FILE`` names; setting both is an error
+    (as in the Docker images that read ``_FILE`` variables), so which one counts is never a guess."""
+    value = env.get(name, "").strip()
+    path = env.get(f"{name}_FILE", "").strip()
+    if value and path:
+        raise StartupError(f"both {name} and {name}_FILE are set: set only one of them")
+    if not path:
+        return value or None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise StartupError(f"{name}_FILE: {path} is not UTF-8 text") from None
+    except OSError as error:
+        raise StartupError(f"{name}_FILE: cannot read {path} ({error.strerror or error})") from None
+    value = text.strip()
+    if not value:
+        raise StartupError(f"{name}_FILE: {path} is empty")
+    if len(value.splitlines()) > 1:
+        raise StartupError(f"{name}_FILE: {path} holds more than one line; it should hold only the secret")
+    return value
+
+
+def _kind(token: str) -> str | None:
+    return next((kind for prefix, kind in TOKEN_KINDS if token.startswith(prefix)), None)
+
+
+def _check_bot_token(token: str) -> None:
+    if token.startswith("xoxb-"):
+        return
+    kind = _kind(token)
+    if kind is not None:
+        raise StartupError(f"SLACK_BOT_TOKEN holds {kind}; it needs the app's bot token (xoxb-...)")
+    raise StartupError("SLACK_BOT_TOKEN is not a Slack bot token (a bot token starts with xoxb-)")
+
+
+def _check_app_token(token: str) -> None:
+    if token.startswith("xapp-"):
+        return
+    kind = _kind(token)
+    if kind is not None:
+        raise StartupError(f"SLACK_APP_TOKEN holds {kind}; Socket Mode needs an app-level token (xapp-...)")
+    raise StartupError(
+        "SLACK_APP_TOKEN is not a Slack app-level token (an app-level token starts with xapp-)"
+    )
+
+
+def _api_url(env: Mapping[str, str]) -> str | None:
+    url = env.get("RAYDIAG_SLACK_API_URL", "").strip()
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise StartupError(f"RAYDIAG_SLACK_API_URL is not an http(s) URL: {url[:200]}")
+    return slack_api_url(url)
+
+
 @dataclass(frozen=True)
 class Environment:
     bot_token: str
@@ -52,21 +137,81 @@ class Environment:
 
     @classmethod
     def read(cls, env: Mapping[str, str], http: bool) -> Environment:
-        bot_token = env.get("SLACK_BOT_TOKEN", "")
-        secret = env.get("SLACK_SIGNING_SECRET", "")
-        app_token = env.get("SLACK_APP_TOKEN") or None
-        if not bot_token:
-            raise StartupError("SLACK_BOT_TOKEN is not set (the bot token, xoxb-...)")
-        if (http or not app_token) and not secret:
-            raise StartupError("SLACK_SIGNING_SECRET is not set (needed to verify requests in HTTP mode)")
-        if not http and not app_token:
+        """What start-up needs, checked before anything connects: each problem is one line."""
+        bot_token = _secret(env, "SLACK_BOT_TOKEN")
+        if bot_token is None:
             raise StartupError(
-                "set SLACK_APP_TOKEN (xapp-...) for Socket Mode, or run `raydiag serve --http`"
+                "SLACK_BOT_TOKEN is not set (the bot token, xoxb-...; or SLACK_BOT_TOKEN_FILE)"
             )
+        _check_bot_token(bot_token)
+        # Each mode reads only what it uses: HTTP mode the signing secret, Socket Mode the app token.
+        secret = _secret(env, "SLACK_SIGNING_SECRET") if http else None
+        app_token = None if http else _secret(env, "SLACK_APP_TOKEN")
+        if http and secret is None:
+            raise StartupError(
+                "SLACK_SIGNING_SECRET is not set (HTTP mode needs it to verify Slack's requests; "
+                "or SLACK_SIGNING_SECRET_FILE)"
+            )
+        if not http and app_token is None:
+            raise StartupError(
+                "SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (xapp-..., scope "
+                "connections:write; or SLACK_APP_TOKEN_FILE), or run `raydiag serve --http`"
+            )
+        if app_token is not None:
+            _check_app_token(app_token)
         config = env.get("RAYDIAG_CONFIG")
-        return cls(
-            bot_token, secret, app_token, Path(config) if config else None, env.get("RAYDIAG_SLACK_API_URL")
+        return cls(bot_token, secret or "", app_token, Path(config) if config else None, _api_url(env))
+
+
+def forget_secrets(environ: MutableMapping[str, str]) -> None:
+    """Take the secrets out of the process environment once they are read: no child process inherits
+    them, and no library falls back to them (Bolt reads SLACK_BOT_TOKEN when given a client, and warns
+    that the token is unused)."""
+    for name in SECRET_VARIABLES:
+        environ.pop(name, None)
+
+
+def _slack_error(error: SlackApiError) -> str:
+    """Slack's error code (``invalid_auth``), or the HTTP status when the answer was not Slack's JSON."""
+    data = error.response.data
+    code = data.get("error") if isinstance(data, dict) else None
+    return str(code) if code else f"HTTP {error.response.status_code}"
+
+
+def check_slack(client: WebClient) -> None:
+    """``auth.test`` through the client the app uses: a wrong or revoked token, or a Web API that cannot
+    be reached, stops start-up now with one line, rather than failing the first command."""
+    try:
+        answer = client.auth_test()
+    except SlackApiError as error:
+        code = _slack_error(error)
+        hint = (
+            " (the token is wrong or revoked, or the app was uninstalled: reinstall the app and use its "
+            "Bot User OAuth Token)"
+            if code in BAD_TOKEN_ERRORS
+            else ""
         )
+        raise StartupError(f"Slack refused SLACK_BOT_TOKEN: auth.test answered {code}{hint}") from None
+    except OSError as error:
+        reason = getattr(error, "reason", None) or error
+        raise StartupError(f"cannot reach the Slack Web API at {client.base_url} ({reason})") from None
+    LOG.info(
+        "Slack: workspace %s (%s), bot user %s (%s)",
+        answer.get("team"),
+        answer.get("team_id"),
+        answer.get("user"),
+        answer.get("user_id"),
+    )
+
+
+def _socket_mode(app: App, app_token: str) -> None:
+    from slack_bolt.adapter.socket_mode import SocketModeHandler  # noqa: PLC0415 - lazy: Socket Mode only
+
+    try:
+        SocketModeHandler(app, app_token).start()  # type: ignore[no-untyped-call]
+    except SlackApiError as error:  # apps.connections.open refused the app-level token
+        code = _slack_error(error)
+        raise StartupError(f"Slack refused SLACK_APP_TOKEN: apps.connections.open answered {code}") from None
 
 
 def load(environment: Environment) -> Config:
@@ -153,6 +298,8 @@ def _service_account_namespace() -> str | None:
 def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None) -> None:
     variables = os.environ if env is None else env
     environment = Environment.read(variables, http)
+    if env is None:
+        forget_secrets(os.environ)
     config = load(environment)
     log_format = variables.get("RAYDIAG_LOG_FORMAT") or config.log_format
     configure_logging("json" if log_format == "json" else "text")
@@ -168,6 +315,7 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         probe_handlers=PROBE_HANDLERS,
     )
     install_quiz_actions(app, bot)
+    check_slack(app.client)
     elect = config.leader_election.enabled
     if elect and config.state.database_url(env).startswith("sqlite"):
         LOG.warning(
@@ -181,14 +329,13 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         bot.metrics.set_leading(schedules is not None)
     _stop_on_sigterm()
     # HTTP mode: Slack's endpoint. Socket Mode: the same server answers probes and Prometheus.
-    server = SlackHTTPServer(app, host, port, metrics=bot.metrics.exposition)
+    # In Socket Mode events come over the socket: /slack/events answers 404 there.
+    server = SlackHTTPServer(app, host, port, metrics=bot.metrics.exposition, events=http)
     if http:
         LOG.info("raydiag listening on %s/slack/events", server.url)
         server.serve_forever()
     else:
-        from slack_bolt.adapter.socket_mode import SocketModeHandler  # noqa: PLC0415 - lazy: Socket Mode only
-
         server.start_background()
         LOG.info("raydiag in Socket Mode; health and metrics on %s", server.url)
         assert environment.app_token is not None
-        SocketModeHandler(app, environment.app_token).start()  # type: ignore[no-untyped-call]
+        _socket_mode(app, environment.app_token)

@@ -294,6 +294,16 @@ def thread_of(body: dict[str, Any]) -> tuple[str, str]:
     return str(channel), str(thread)
 
 
+def slack_api_url(url: str | None) -> str | None:
+    """The Web API base URL ending in "/". A method's URL is the base joined with its name, and
+    without the "/" the last segment would be replaced (``http://proxy/api`` + ``auth.test`` →
+    ``http://proxy/auth.test``). slack_sdk 3.48's WebClient adds the "/" itself; this does not
+    leave it to the installed version."""
+    if not url:
+        return None
+    return url if url.endswith("/") else url + "/"
+
+
 def build_app(
     bot: Bot,
     *,
@@ -302,7 +312,9 @@ def build_app(
     api_url: str | None = None,
     probe_handlers: dict[str, Callable[..., None]] | None = None,
 ) -> App:
-    client = web_client(token, api_url, metrics=bot.metrics)
+    client = web_client(token, slack_api_url(api_url), metrics=bot.metrics)
+    # Bolt is given the client, never the token (it would warn that the token is unused). It still
+    # reads SLACK_BOT_TOKEN from the environment when that is set: `raydiag serve` removes it first.
     app = App(
         signing_secret=signing_secret,
         # Acks and lazy listeners run here; lazy listeners only hand work to the diagnosis pool.

@@ -1,7 +1,8 @@
 """Bolt's single endpoint ``POST /slack/events`` on a threaded server, plus health checks and metrics.
 
-In HTTP mode Slack posts here; in Socket Mode the same server answers the kubelet's probes and
-Prometheus (``/healthz``, ``/readyz``, ``/metrics``) while events arrive over the socket.
+In HTTP mode Slack posts here; in Socket Mode (``events=False``) the same server answers the
+kubelet's probes and Prometheus (``/healthz``, ``/readyz``, ``/metrics``) while events arrive over
+the socket, and ``/slack/events`` answers 404.
 
 Bolt's development server handles one request at a time; a burst of slash commands during an
 incident must each be acknowledged within 3 seconds, so requests are served on threads here.
@@ -59,7 +60,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(404, b"not found")
 
     def do_POST(self) -> None:
-        if urlsplit(self.path).path != EVENTS_PATH:
+        # In Socket Mode events arrive over the socket: nothing is served here (Bolt, with no
+        # signing secret, would log a traceback for each request).
+        if urlsplit(self.path).path != EVENTS_PATH or not self.server.events:
             self._send(404, b"not found")
             return
         length = int(self.headers.get("Content-Length") or 0)
@@ -94,9 +97,12 @@ class SlackHTTPServer(http.server.ThreadingHTTPServer):
         port: int,
         ready: Callable[[], bool] = lambda: True,
         metrics: Callable[[], tuple[bytes, str]] | None = None,
+        *,
+        events: bool = True,
     ) -> None:
         super().__init__((host, port), _Handler)
         self.app = app
+        self.events = events
         self.ready = ready
         self.metrics = metrics
 
