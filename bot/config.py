@@ -116,6 +116,28 @@ class SlackConfig(BaseModel):
         return _slack_ids(values, "channel")
 
 
+class AlertsConfig(BaseModel):
+    """Alerts other apps post in the incident channels (and Alertmanager's webhook)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # An alert label that names the RayCluster, besides ``raycluster`` and ``ray_io_cluster``.
+    cluster_label: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+class AlertmanagerConfig(BaseModel):
+    """Where diagnoses of alerts pushed to ``POST /alertmanager`` are posted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    channel: str | None = None
+
+    @field_validator("channel")
+    @classmethod
+    def _channel(cls, value: str | None) -> str | None:
+        return None if value is None else _slack_ids([value], "channel")[0]
+
+
 STATE_FILE = "raydiag-state.db"
 
 
@@ -241,6 +263,8 @@ class Config(BaseModel):
     schedules: list[ScheduleConfig] = Field(default_factory=new_list)
     health_posts: HealthPostConfig = Field(default_factory=HealthPostConfig)
     leader_election: LeaderElectionConfig = Field(default_factory=LeaderElectionConfig)
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
+    alertmanager: AlertmanagerConfig = Field(default_factory=AlertmanagerConfig)
     # "json": one JSON object per log line (RAYDIAG_LOG_FORMAT overrides).
     log_format: Literal["text", "json"] = "text"
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from bot.observe.metrics import Metrics
 
 # Who asked: the metrics' ``trigger`` label.
-Trigger = Literal["slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli"]
+Trigger = Literal["slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli", "alert"]
 PASTED = "paste"  # the metrics' cluster label of a diagnosis of pasted text
 
 Diagnose = Callable[[ClusterConfig, str], Diagnosis]

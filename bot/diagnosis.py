@@ -195,3 +195,9 @@ class Diagnosis(_Model):
         if self.findings or self.figures:
             return "healthy"
         return "unknown"
+
+
+def finding_key(finding: Finding) -> str:
+    """What makes two findings "the same" from one run to the next: cause, rule and subject."""
+    subject = finding.subject
+    return f"{finding.cause}|{finding.rule}|{subject.kind}/{subject.namespace or ''}/{subject.name or ''}"

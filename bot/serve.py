@@ -17,6 +17,7 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from slack_bolt import App
@@ -30,6 +31,7 @@ from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.schedule.jobs import HealthScheduler
 from bot.schedule.service import start_health_posts
+from bot.slack.alerts import webhook_receiver
 from bot.slack.app import Bot, build_app, slack_api_url
 from bot.slack.capacity_command import register_capacity
 from bot.slack.probe_actions import PROBE_HANDLERS
@@ -48,7 +50,13 @@ class StartupError(Exception):
 
 # The variables that hold secrets. Each may instead name a file holding it (``<NAME>_FILE``, as a
 # mounted Secret or a Vault agent provides); after start-up reads them they leave the environment.
-SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
+SECRET_VARIABLES = (
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "RAYDIAG_ALERTMANAGER_TOKEN",
+)
+MIN_WEBHOOK_TOKEN = 16
 # What a token's prefix says it is, to name a token put in the wrong variable.
 TOKEN_KINDS = (
     ("xoxb-", "a bot token (xoxb-...)"),
@@ -134,6 +142,8 @@ class Environment:
     app_token: str | None
     config_path: Path | None
     api_url: str | None
+    # The bearer token of POST /alertmanager; None: the endpoint is not served.
+    alertmanager_token: str | None = None
 
     @classmethod
     def read(cls, env: Mapping[str, str], http: bool) -> Environment:
@@ -160,7 +170,15 @@ class Environment:
         if app_token is not None:
             _check_app_token(app_token)
         config = env.get("RAYDIAG_CONFIG")
-        return cls(bot_token, secret or "", app_token, Path(config) if config else None, _api_url(env))
+        webhook = _secret(env, "RAYDIAG_ALERTMANAGER_TOKEN")
+        if webhook is not None and len(webhook) < MIN_WEBHOOK_TOKEN:
+            raise StartupError(
+                f"RAYDIAG_ALERTMANAGER_TOKEN is too short to guard a webhook: use {MIN_WEBHOOK_TOKEN} "
+                "characters or more (e.g. `openssl rand -hex 32`)"
+            )
+        return cls(
+            bot_token, secret or "", app_token, Path(config) if config else None, _api_url(env), webhook
+        )
 
 
 def forget_secrets(environ: MutableMapping[str, str]) -> None:
@@ -204,14 +222,68 @@ def check_slack(client: WebClient) -> None:
     )
 
 
-def _socket_mode(app: App, app_token: str) -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler  # noqa: PLC0415 - lazy: Socket Mode only
+class SocketReadiness:
+    """Whether the Socket Mode connection is open, for ``/readyz``: a replica whose socket is not
+    connected (not yet, or dropped and reconnecting) hears nothing from Slack and is not Ready.
 
+    Connected means: the client's current session has opened (on_open) and not closed since, and its
+    socket is still there. During a refresh the new session is not yet open for up to half a second
+    (slack_sdk starts it on its next half-second tick), which one readiness probe may see."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._open: object | None = None
+        self._lock = threading.Lock()
+        client.on_open_listeners.append(self._opened)
+        client.on_close_listeners.append(self._closed)
+
+    def _opened(self, session: object) -> None:
+        with self._lock:
+            self._open = session
+        LOG.info("Socket Mode: connected")
+
+    def _closed(self, session: object) -> None:
+        with self._lock:
+            if self._open is not session:
+                return
+            self._open = None
+        if not self._client.closed:
+            LOG.info("Socket Mode: disconnected; not ready until it reconnects")
+
+    def __call__(self) -> bool:
+        with self._lock:
+            session = self._open
+        return (
+            session is not None
+            and session is self._client.current_session
+            and bool(self._client.is_connected())
+        )
+
+
+def _socket_mode_handler(app: App, app_token: str) -> Any:
+    """Bolt's websocket-client adapter. The built-in one, after Slack's ``disconnect``
+    (``refresh_requested``), keeps reading the old socket until its 3 s receive timeout, so the first
+    envelopes on the new connection wait about 3 s for their ack (BENCHMARKS.md, "Socket Mode")."""
+    from slack_bolt.adapter.socket_mode.websocket_client import (  # noqa: PLC0415 - lazy: Socket Mode only
+        SocketModeHandler,
+    )
+
+    return SocketModeHandler(app, app_token)
+
+
+def _socket_mode(handler: Any) -> None:
     try:
-        SocketModeHandler(app, app_token).start()  # type: ignore[no-untyped-call]
+        handler.start()
     except SlackApiError as error:  # apps.connections.open refused the app-level token
         code = _slack_error(error)
         raise StartupError(f"Slack refused SLACK_APP_TOKEN: apps.connections.open answered {code}") from None
+    finally:
+        # Say goodbye to Slack (a close frame) without joining slack_sdk's threads: its session thread
+        # notices only at its next 10 s poll, and the process is exiting anyway.
+        client = handler.client
+        client.closed = True
+        client.auto_reconnect_enabled = False
+        client.disconnect()
 
 
 def load(environment: Environment) -> Config:
@@ -330,12 +402,25 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
     _stop_on_sigterm()
     # HTTP mode: Slack's endpoint. Socket Mode: the same server answers probes and Prometheus.
     # In Socket Mode events come over the socket: /slack/events answers 404 there.
-    server = SlackHTTPServer(app, host, port, metrics=bot.metrics.exposition, events=http)
+    receiver = (
+        webhook_receiver(bot, app.client, environment.alertmanager_token)
+        if environment.alertmanager_token
+        else None
+    )
+    server = SlackHTTPServer(
+        app, host, port, metrics=bot.metrics.exposition, events=http, alertmanager=receiver
+    )
+    if receiver is not None:
+        where = config.alertmanager.channel or "nowhere: set alertmanager.channel (it answers 503 until then)"
+        LOG.info("Alertmanager webhook on %s/alertmanager, posting to %s", server.url, where)
     if http:
         LOG.info("raydiag listening on %s/slack/events", server.url)
         server.serve_forever()
     else:
+        assert environment.app_token is not None
+        handler = _socket_mode_handler(app, environment.app_token)
+        # Ready only while the socket is connected: set before the first probe can be answered.
+        server.ready = SocketReadiness(handler.client)
         server.start_background()
         LOG.info("raydiag in Socket Mode; health and metrics on %s", server.url)
-        assert environment.app_token is not None
-        _socket_mode(app, environment.app_token)
+        _socket_mode(handler)

@@ -216,7 +216,12 @@ class ClusterRef:
 class Target:
     cluster: str  # the configured cluster's name
     pod: str | None  # the Pod the alert names (shown first in the diagnosis)
-    because: str  # how it was found: "label raycluster", "pod ml/x", "text"
+    via: Literal["label", "pod", "text"]  # how it was found
+    detail: str = ""  # the label's name, or namespace/pod
+
+    @property
+    def because(self) -> str:
+        return f"{self.via} {self.detail}".strip()
 
 
 def cluster_of(
@@ -237,11 +242,11 @@ def cluster_of(
     for label in (cluster_label, *CLUSTER_LABELS):
         value = alert.labels.get(label) if label else None
         if value and (ref := _named(value, namespace, clusters)):
-            return Target(ref.name, pod, f"label {label}")
+            return Target(ref.name, pod, "label", label or "")
     if namespace and pod and pod_cluster is not None:
         owner = pod_cluster(namespace, pod)
         if owner and (ref := _named(owner, namespace, clusters)):
-            return Target(ref.name, pod, f"pod {namespace}/{pod}")
+            return Target(ref.name, pod, "pod", f"{namespace}/{pod}")
     words = set(alert.words)
     for ref in clusters:
         if ref.name in words or ref.raycluster in words:
@@ -254,7 +259,7 @@ def cluster_of(
             for word in shaped:
                 owner = pod_cluster(ref.namespace, word)
                 if owner and owner == ref.raycluster:
-                    return Target(ref.name, word, f"pod {ref.namespace}/{word}")
+                    return Target(ref.name, word, "pod", f"{ref.namespace}/{word}")
     return None
 
 

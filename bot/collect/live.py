@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import importlib.metadata
 import importlib.util
+import logging
 import sys
 import types
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from bot.collect.kubernetes import (
 )
 from bot.collect.ray_dashboard import DashboardReader, read_ray_layer
 from bot.snapshot.model import CollectionError, Snapshot
+
+LOG = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
 
@@ -102,6 +105,31 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> Any
         )
     configuration.retries = False
     return client.ApiClient(configuration)
+
+
+def pod_ray_cluster(
+    kubeconfig: str | None, context: str | None, namespace: str, pod: str, timeout_s: float = 5.0
+) -> str | None:
+    """The ``ray.io/cluster`` label of one Pod: None when there is no such Pod or label, or the API
+    does not answer (the caller maps an alert with it; a failed lookup costs only that mapping)."""
+    try:
+        api = api_client(kubeconfig, context)
+    except Exception as error:  # no credentials for this cluster: nothing to look up
+        LOG.info("cannot look up pod %s/%s: %s", namespace, pod, error)
+        return None
+    try:
+        from kubernetes.client import CoreV1Api  # noqa: PLC0415 - lazy: only alert lookups need it
+
+        found = CoreV1Api(api).read_namespaced_pod(pod, namespace, _request_timeout=timeout_s)
+    except Exception as error:  # 404, 403, a timeout or a malformed answer: no owner known
+        LOG.info("cannot look up pod %s/%s: %s", namespace, pod, str(error).splitlines()[0][:200])
+        return None
+    finally:
+        api.close()
+    metadata = getattr(found, "metadata", None)
+    labels = getattr(metadata, "labels", None) or {}
+    owner = labels.get("ray.io/cluster") if isinstance(labels, dict) else None
+    return owner if isinstance(owner, str) and owner else None
 
 
 def _quiet(_: str) -> None:

@@ -268,6 +268,23 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "en": "I could not read that: `{text}`.",
         "zh": "无法理解这条命令：`{text}`。",
     },
+    "slack.alert_intro": {
+        "en": "raydiag on this alert: cluster `{cluster}`, {because}.",
+        "zh": "raydiag 对这条告警的诊断：集群 `{cluster}`，{because}。",
+    },
+    "slack.alert_via_label": {
+        "en": "named by the alert's `{detail}` label",
+        "zh": "由告警的 `{detail}` 标签指出",
+    },
+    "slack.alert_via_pod": {
+        "en": "the alert's Pod `{detail}` belongs to it",
+        "zh": "告警所指的 Pod `{detail}` 属于它",
+    },
+    "slack.alert_via_text": {"en": "named in the alert's text", "zh": "告警文字里提到了它"},
+    "slack.alert_resolved": {
+        "en": "The alert is resolved. The diagnosis above is from while it was firing.",
+        "zh": "告警已恢复。上面的诊断来自告警触发期间。",
+    },
     "slack.busy": {
         "en": "raydiag is busy with other diagnoses right now; please try again in a minute.",
         "zh": "raydiag 正在处理其他诊断，请一分钟后再试。",

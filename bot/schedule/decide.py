@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from bot.diagnosis import Finding
+from bot.diagnosis import Finding, finding_key
 from bot.render.health import HealthFacts
 from bot.store import PostState, ScheduleMode
 
@@ -58,12 +58,6 @@ class Decision:
     new: tuple[Finding, ...] = ()
     resolved: tuple[str, ...] = ()
     crossings: tuple[Crossing, ...] = ()
-
-
-def finding_key(finding: Finding) -> str:
-    """What makes two findings "the same" from one run to the next: cause, rule and subject."""
-    subject = finding.subject
-    return f"{finding.cause}|{finding.rule}|{subject.kind}/{subject.namespace or ''}/{subject.name or ''}"
 
 
 def alarms(findings: Iterable[Finding], facts: HealthFacts, grace: timedelta) -> dict[str, Finding]:

@@ -22,7 +22,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.catalogue import Catalogue, default_catalogue
+from bot.collect.live import pod_ray_cluster
 from bot.config import ClusterConfig, Config
+from bot.deliver.blocks import note
 from bot.deliver.blocks.thread import render_thread
 from bot.deliver.slack_poster import post, post_thread, web_client
 from bot.diagnoser import (
@@ -42,8 +44,20 @@ from bot.observe.logs import (
 from bot.observe.metrics import Metrics
 from bot.render.messages import Lang, say
 from bot.render.slack import ACTION_MUTE, ACTION_RERUN
+from bot.slack.alerts import answer_alert, is_own
 from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
-from bot.slack.state import AnsweredOnce, ClusterLocks, MuteList, Mutes, SeenOnce, StoredMutes, StoredSeenOnce
+from bot.slack.state import (
+    AlertAnswers,
+    AnsweredOnce,
+    ClusterLocks,
+    MemoryAlertAnswers,
+    MuteList,
+    Mutes,
+    SeenOnce,
+    StoredAlertAnswers,
+    StoredMutes,
+    StoredSeenOnce,
+)
 from bot.snapshot.redact import redact
 from bot.store import Store, StoreError
 from bot.workers import Busy, SharedRuns, Submitted
@@ -76,6 +90,11 @@ class Bot:
     # Reads a cluster for pictures that need more than the diagnosis (capacity); None: live.
     snapshot_of: CollectSnapshot | None = None
     metrics: Metrics = field(default_factory=Metrics)
+    # What was said about each alert, so a re-send is answered only when the findings change.
+    alerts: AlertAnswers = field(default_factory=MemoryAlertAnswers)
+    # The RayCluster a Pod belongs to (its ``ray.io/cluster``), for alerts that name a Pod;
+    # None: read from the configured clusters' Kubernetes APIs.
+    pod_lookup: Callable[[str, str], str | None] | None = None
     _posted: dict[tuple[int, str], str] = field(default_factory=dict)  # (run, channel) already answered
     _posted_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -89,6 +108,22 @@ class Bot:
         )
         if self.store is not None:
             self.mutes, self.seen = StoredMutes(self.store), StoredSeenOnce(self.store)
+            self.alerts = StoredAlertAnswers(self.store)
+
+    def pod_owner(self, namespace: str, pod: str) -> str | None:
+        """The ``ray.io/cluster`` of a Pod, asked of each configured cluster in that namespace."""
+        if self.pod_lookup is not None:
+            return self.pod_lookup(namespace, pod)
+        asked: set[tuple[str | None, str | None]] = set()
+        for cluster in self.config.clusters:
+            where = (cluster.kubeconfig, cluster.context)
+            if cluster.namespace != namespace or where in asked:
+                continue
+            asked.add(where)
+            owner = pod_ray_cluster(*where, namespace, pod, self.config.collection.call_timeout_s)
+            if owner:
+                return owner
+        return None
 
     @property
     def runs(self) -> SharedRuns[Diagnosis]:
@@ -246,7 +281,7 @@ class Press:
     def announce(self, client: WebClient, action: str) -> None:
         """Say in the thread who pressed what, before anything runs."""
         text = say("slack.pressed", self.lang, user=self.user, action=action, cluster=self.cluster.name)
-        post(client, self.channel, note_message(text), self.thread)
+        post(client, self.channel, note(text), self.thread)
 
 
 def button_press(bot: Bot, body: dict[str, Any], client: WebClient) -> Press | None:
@@ -435,7 +470,7 @@ def build_app(
             )
             return
         text = say("slack.muted", press.lang, user=press.user, cluster=press.cluster.name, hours=hours)
-        post(client, press.channel, note_message(text), press.thread)
+        post(client, press.channel, note(text), press.thread)
 
     app.action(ACTION_RERUN)(ack=ack_only, lazy=[rerun])
     app.action(ACTION_MUTE)(ack=ack_only, lazy=[mute])
@@ -445,12 +480,22 @@ def build_app(
     def on_mention(event: dict[str, Any], client: WebClient) -> None:
         enrich(bot, client, event, trigger="mention")
 
-    def on_message(event: dict[str, Any], client: WebClient, context: dict[str, Any]) -> None:
+    def on_message(
+        event: dict[str, Any], client: WebClient, context: dict[str, Any], body: dict[str, Any]
+    ) -> None:
+        if event.get("channel") not in bot.config.slack.incident_channels:
+            return
+        if event.get("bot_id") or event.get("subtype") == "bot_message":
+            # Another app's message: an alert, perhaps. raydiag's own posts are never read back.
+            own = frozenset(
+                i for i in (context.get("bot_id"), context.get("bot_user_id"), body.get("api_app_id")) if i
+            )
+            if not is_own(event, own):
+                answer_alert(bot, client, event)
+            return
         # A message that mentions the bot also arrives as app_mention; that listener answers it.
         mention = f"<@{context.get('bot_user_id')}>"
-        if event.get("channel") in bot.config.slack.incident_channels and mention not in str(
-            event.get("text")
-        ):
+        if mention not in str(event.get("text")):
             enrich(bot, client, event, trigger="incident")
 
     app.event("app_mention")(ack=ack_only, lazy=[on_mention])
@@ -473,13 +518,6 @@ def build_app(
 
 def _respond(respond: Respond, text: str) -> None:
     respond(response_type="ephemeral", text=text)
-
-
-def note_message(text: str) -> dict[str, Any]:
-    return {
-        "text": text,
-        "blocks": [{"type": "context", "elements": [{"type": "mrkdwn", "text": text[:3000]}]}],
-    }
 
 
 def _probe_listener(bot: Bot, handler: Callable[..., None]) -> Callable[..., None]:
@@ -512,7 +550,7 @@ def enrich(bot: Bot, client: WebClient, event: dict[str, Any], *, trigger: Messa
         diagnosis = bot.diagnoser.explain(text, "paste")
     except Busy:
         if mentioned:
-            post(client, channel, note_message(say("slack.busy", lang)), thread)
+            post(client, channel, note(say("slack.busy", lang)), thread)
         return
     if diagnosis.findings:
         post_thread(client, channel, render_thread(diagnosis, bot.catalogue, lang), thread)

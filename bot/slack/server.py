@@ -4,6 +4,12 @@ In HTTP mode Slack posts here; in Socket Mode (``events=False``) the same server
 kubelet's probes and Prometheus (``/healthz``, ``/readyz``, ``/metrics``) while events arrive over
 the socket, and ``/slack/events`` answers 404.
 
+With a receiver given, ``POST /alertmanager`` takes Alertmanager's webhook (``bot.slack.alerts``).
+
+``/readyz`` answers what ``ready`` says, asked at each probe: in HTTP mode always ready once serving;
+in Socket Mode ``raydiag serve`` sets it to the socket's state (503 until the WebSocket is connected,
+and again while it is down and reconnecting), so a Pod that hears nothing from Slack is not Ready.
+
 Bolt's development server handles one request at a time; a burst of slash commands during an
 incident must each be acknowledged within 3 seconds, so requests are served on threads here.
 """
@@ -19,6 +25,7 @@ from slack_bolt import App, BoltRequest
 
 MAX_BODY = 1024 * 1024
 EVENTS_PATH = "/slack/events"
+ALERTMANAGER_PATH = "/alertmanager"
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -60,6 +67,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(404, b"not found")
 
     def do_POST(self) -> None:
+        if urlsplit(self.path).path == ALERTMANAGER_PATH and self.server.alertmanager is not None:
+            self._alertmanager(self.server.alertmanager)
+            return
         # In Socket Mode events arrive over the socket: nothing is served here (Bolt, with no
         # signing secret, would log a traceback for each request).
         if urlsplit(self.path).path != EVENTS_PATH or not self.server.events:
@@ -84,6 +94,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         content_type = (response.headers.get("content-type") or ["text/plain; charset=utf-8"])[0]
         self._send(response.status, (response.body or "").encode("utf-8"), content_type, extra)
 
+    def _alertmanager(self, receive: Callable[[bytes, str | None], tuple[int, str]]) -> None:
+        """Alertmanager's webhook: the receiver checks the token and answers before diagnosing."""
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._send(413, b"too large")
+            return
+        status, text = receive(self.rfile.read(length), self.headers.get("Authorization"))
+        self._send(status, text.encode("utf-8"))
+
 
 class SlackHTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
@@ -99,10 +118,13 @@ class SlackHTTPServer(http.server.ThreadingHTTPServer):
         metrics: Callable[[], tuple[bytes, str]] | None = None,
         *,
         events: bool = True,
+        alertmanager: Callable[[bytes, str | None], tuple[int, str]] | None = None,
     ) -> None:
         super().__init__((host, port), _Handler)
         self.app = app
         self.events = events
+        # POST /alertmanager (bot.slack.alerts.webhook_receiver); None: not served (404).
+        self.alertmanager = alertmanager
         self.ready = ready
         self.metrics = metrics
 

@@ -1,4 +1,4 @@
-"""State the bot keeps between requests: mutes, events already answered, probe locks.
+"""State the bot keeps between requests: mutes, events already answered, alerts answered, probe locks.
 
 Mutes and answered events live in the state store (``StoredMutes``, ``StoredSeenOnce``) so that
 they survive restarts and are shared by replicas: a Mute pressed on one replica silences scheduled
@@ -10,15 +10,17 @@ running thread, and a lock outliving its process would block the cluster until s
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from bot.store import Store, StoreError
+from bot.store import PostState, Store, StoreError
 
 LOG = logging.getLogger(__name__)
 EVENT_MEMORY_S = 3600.0
@@ -137,3 +139,83 @@ class ClusterLocks:
     def release(self, cluster: str) -> None:
         with self._lock:
             self._busy.discard(cluster)
+
+
+# --- alerts answered ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlertAnswer:
+    """What raydiag last said about one alert in one channel: the findings' keys and the thread.
+
+    ``thread_ts`` None means nothing stands: never answered, or answered and then resolved.
+    """
+
+    findings: frozenset[str]
+    thread_ts: str | None
+
+
+class AlertAnswers(Protocol):
+    def last(self, channel: str, alert: str) -> AlertAnswer | None: ...
+
+    def remember(self, channel: str, alert: str, answer: AlertAnswer) -> None: ...
+
+
+def alert_state_id(channel: str, alert: str) -> str:
+    """A key of the store's post-state table (32 characters) for one alert in one channel."""
+    digest = hashlib.sha256(f"{channel}\0{alert}".encode()).hexdigest()
+    return f"alert:{digest[:26]}"
+
+
+class MemoryAlertAnswers:
+    """Alerts answered, in this process only (no store): the newest 10,000 are kept."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._answers: OrderedDict[str, AlertAnswer] = OrderedDict()
+        self._lock = threading.Lock()
+        self._limit = limit
+
+    def last(self, channel: str, alert: str) -> AlertAnswer | None:
+        with self._lock:
+            return self._answers.get(alert_state_id(channel, alert))
+
+    def remember(self, channel: str, alert: str, answer: AlertAnswer) -> None:
+        key = alert_state_id(channel, alert)
+        with self._lock:
+            self._answers[key] = answer
+            self._answers.move_to_end(key)
+            while len(self._answers) > self._limit:
+                self._answers.popitem(last=False)
+
+
+class StoredAlertAnswers:
+    """Alerts answered, in the state store's post-state table, so replicas and restarts agree."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def last(self, channel: str, alert: str) -> AlertAnswer | None:
+        try:
+            state = self._store.post_state(alert_state_id(channel, alert))
+        except StoreError as error:
+            # A repeated diagnosis is better than none while the database is away.
+            LOG.warning("cannot read what was said about an alert, answering it: %s", error)
+            return None
+        if state is None:
+            return None
+        return AlertAnswer(state.posted_keys, state.message_ts if state.channel else None)
+
+    def remember(self, channel: str, alert: str, answer: AlertAnswer) -> None:
+        now = self._store.clock()
+        state = PostState(
+            schedule_id=alert_state_id(channel, alert),
+            posted_keys=answer.findings,
+            channel=channel if answer.thread_ts else None,
+            message_ts=answer.thread_ts,
+            posted_at=now,
+            observed_at=now,
+        )
+        try:
+            self._store.save_post_state(state, now)
+        except StoreError as error:
+            LOG.warning("cannot record the answer to an alert: %s", error)

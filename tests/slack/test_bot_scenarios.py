@@ -53,7 +53,14 @@ def slack() -> Iterator[SlackWebAPI]:
         yield api
 
 
-def write_config(tmp_path: Path, kubeconfig: Path, dashboard: str, **slack_settings: int) -> Path:
+def write_config(
+    tmp_path: Path,
+    kubeconfig: Path,
+    dashboard: str,
+    extra: dict[str, Any] | None = None,
+    **slack_settings: int,
+) -> Path:
+    """The bot's config for the tests: gpu-prod on the loopback API, ``extra`` top-level keys."""
     path = tmp_path / "raydiag.yaml"
     path.write_text(
         yaml.safe_dump(
@@ -76,6 +83,7 @@ def write_config(tmp_path: Path, kubeconfig: Path, dashboard: str, **slack_setti
                     "languages": {"channels": {"C0ZHTEAM01": "zh"}},
                     **slack_settings,
                 },
+                **(extra or {}),
             }
         ),
         encoding="utf-8",

@@ -23,7 +23,8 @@ What it answers, shaped like Slack's own answers:
   method ``"file_upload"``), ``files.completeUploadExternal``, so ``files_upload_v2`` works end to
   end; ``files.upload`` answers ``method_deprecated`` (Slack retired it);
 * ``/response/<id>``: a ``response_url`` (Bolt's ``respond()``), recorded as method ``"response_url"``;
-* any other method: ``{"ok": true}``.
+* any other method: ``{"ok": true}``, unless ``handle()`` gave it an answer (the Socket Mode server in
+  ``tests/support/socket_mode.py`` answers ``apps.connections.open`` that way).
 
 Every API method wants a token (``Authorization: Bearer xox...`` or a ``token`` parameter):
 without one it answers ``not_authed``, with a malformed one ``invalid_auth`` (HTTP 200, like Slack).
@@ -446,6 +447,7 @@ class SlackWebAPI:
             "files.completeUploadExternal": self._complete_upload,
             "files.upload": lambda params: {"ok": False, "error": "method_deprecated"},
         }
+        self._handlers: dict[str, Callable[[Call], dict[str, Any]]] = {}
         self._server = _Server((host, 0), self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -547,6 +549,12 @@ class SlackWebAPI:
             self._faults.append(fault)
         return fault
 
+    def handle(self, method: str, answer: Callable[[Call], dict[str, Any]]) -> None:
+        """Answer ``method`` with ``answer(call)`` (the call carries the token), instead of the built-in
+        answer; faults armed with ``fail()`` and ``slow()`` still come first."""
+        with self._cond:
+            self._handlers[method] = answer
+
     def clear_faults(self) -> None:
         with self._cond:
             self._faults.clear()
@@ -641,6 +649,10 @@ class SlackWebAPI:
                 return _json_answer({"ok": False, "error": "not_authed"})
             if not token.startswith(("xoxb-", "xoxp-", "xoxe.", "xapp-")):
                 return _json_answer({"ok": False, "error": "invalid_auth"})
+        with self._cond:
+            custom = self._handlers.get(method)
+        if custom is not None:
+            return _json_answer(custom(Call(method, params, headers, time.time())))
         handler = self._methods.get(method)
         payload = {"ok": True} if handler is None else handler(params)
         return _json_answer(payload)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from slack_sdk.models.blocks import Block
+from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject
 
 
 def validated(blocks: Sequence[Block]) -> list[dict[str, Any]]:
@@ -20,3 +20,11 @@ def validated(blocks: Sequence[Block]) -> list[dict[str, Any]]:
     for block in blocks:
         block.validate_json()
     return [block.to_dict() for block in blocks]
+
+
+def note(text: str) -> dict[str, Any]:
+    """A one-line note (mrkdwn as given) in a context block, the same text as its fallback."""
+    return {
+        "text": text,
+        "blocks": validated([ContextBlock(elements=[MarkdownTextObject(text=text[:3000])])]),
+    }

@@ -1,0 +1,182 @@
+"""Alertmanager's webhook receiver at ``POST /alertmanager`` (issue 14).
+
+A real Alertmanager's ``webhook_configs`` (bearer token in ``http_config.authorization``) posts to
+the bot's HTTP server. A firing alert about a Pending Ray worker gets one diagnosis of its cluster
+in ``alertmanager.channel``; Alertmanager's re-sends with the same findings get nothing more; the
+resolution gets one line in that thread. A wrong token or a body that is not a notification is
+refused and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.config import load_config
+from bot.slack.alerts import webhook_receiver
+from bot.slack.app import Bot, build_app
+from bot.slack.server import SlackHTTPServer
+from tests.slack.test_bot_scenarios import SECRET, recorded, validate_blocks, write_config
+from tests.slack.test_startup_checks import serve_env, serve_fails, serve_process
+from tests.slack.test_triggers_metered import counted
+from tests.support import scenarios
+from tests.support.alertmanager import serve_alertmanager
+from tests.support.cluster import NS
+from tests.support.kube_api import ObjectStore, serve
+from tests.support.slack_api import SlackWebAPI, serve_slack
+from tests.support.waiting import eventually
+
+TOKEN = "2f1c0d9e8b7a6f5e4d3c2b1a0f9e8d7c"
+ALERTS_CHANNEL = "C0ALERTS01"
+LABELS = {"alertname": "KubePodNotReady", "severity": "warning", "namespace": NS, "pod": scenarios.PENDING}
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackWebAPI]:
+    with serve_slack() as api:
+        yield api
+
+
+@pytest.fixture
+def bot_server(tmp_path: Path, slack: SlackWebAPI) -> Iterator[tuple[str, Bot]]:
+    bundle = scenarios.third_gpu_worker_no_free_gpu()
+    with serve(ObjectStore.from_bundle(bundle)) as kube:
+        extra = {"alertmanager": {"channel": ALERTS_CHANNEL}}
+        path = write_config(tmp_path, kube.kubeconfig(tmp_path / "kubeconfig"), "http://127.0.0.1:9", extra)
+        bot = Bot(config=load_config(path), diagnose=recorded(bundle))
+        app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
+        server = SlackHTTPServer(app, "127.0.0.1", 0, alertmanager=webhook_receiver(bot, app.client, TOKEN))
+        server.start_background()
+        try:
+            yield server.url, bot
+        finally:
+            server.shutdown()
+            server.server_close()
+            bot.runs.shutdown()
+
+
+def _post(url: str, body: bytes, token: str | None) -> tuple[int, str]:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url + "/alertmanager", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def _config(url: str, token: str) -> dict[str, Any]:
+    return {
+        "route": {
+            "receiver": "raydiag",
+            "group_by": ["alertname", "namespace"],
+            "group_wait": "0s",
+            "group_interval": "1s",
+            # Re-sent every 2 s while firing, as a longer repeat_interval would in production.
+            "repeat_interval": "2s",
+        },
+        "receivers": [
+            {
+                "name": "raydiag",
+                "webhook_configs": [
+                    {
+                        "url": f"{url}/alertmanager",
+                        "send_resolved": True,
+                        "http_config": {"authorization": {"credentials": token}},
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def _posts(slack: SlackWebAPI) -> list[Any]:
+    return [c for c in slack.calls_to("chat.postMessage") if c.params.get("channel") == ALERTS_CHANNEL]
+
+
+def test_alertmanager_posts_one_diagnosis_per_change_and_a_line_when_resolved(
+    bot_server: tuple[str, Bot], slack: SlackWebAPI
+) -> None:
+    url, bot = bot_server
+    with serve_alertmanager(_config(url, TOKEN)) as manager:
+        manager.fire(LABELS)
+        assert eventually(lambda: len(_posts(slack)) >= 2, 30)
+        intro = _posts(slack)[0]
+        assert "`gpu-prod`" in intro.params["text"] and scenarios.PENDING in intro.params["text"]
+        assert intro.params.get("thread_ts") is None  # a new message; the diagnosis is its thread
+        assert eventually(lambda: "RD0101" in json.dumps([p.params for p in _posts(slack)]), 30)
+        for post in _posts(slack):
+            validate_blocks(post)
+        root = slack.messages(ALERTS_CHANNEL)[0]["ts"]
+        # Alertmanager re-sends every 2 s: each is diagnosed again, none is posted again.
+        assert eventually(lambda: counted(bot).get("alert", 0) >= 2, 30)
+        time.sleep(0.5)
+        answered = len(_posts(slack))
+        assert eventually(lambda: counted(bot).get("alert", 0) >= 4, 30)
+        time.sleep(0.5)
+        assert len(_posts(slack)) == answered
+        assert [p.params.get("thread_ts") for p in _posts(slack)[1:]] == [root] * (answered - 1)
+
+        manager.resolve(LABELS)
+        assert eventually(lambda: len(_posts(slack)) == answered + 1, 30)
+        line = _posts(slack)[-1]
+        assert "resolved" in line.params["text"]
+        assert line.params["thread_ts"] == root
+
+
+def test_a_wrong_token_or_a_body_that_is_no_notification_is_refused(
+    bot_server: tuple[str, Bot], slack: SlackWebAPI
+) -> None:
+    url, bot = bot_server
+    body = json.dumps({"version": "4", "alerts": [{"status": "firing", "labels": LABELS}]}).encode()
+    assert _post(url, body, None)[0] == 401
+    assert _post(url, body, "not-the-token")[0] == 401
+    assert _post(url, b"{not json", TOKEN)[0] == 400
+    status, said = _post(url, json.dumps({"version": "3"}).encode(), TOKEN)
+    assert status == 400 and "version" in said
+    # A real Alertmanager with the wrong token: refused, so it keeps retrying; nothing is posted.
+    with serve_alertmanager(_config(url, "wrong-token-0123456789")) as manager:
+        manager.fire(LABELS)
+        assert eventually(lambda: "401" in manager.logs(), 20)
+    assert _posts(slack) == [] and counted(bot) == {}
+    # The right token: accepted.
+    status, said = _post(url, body, TOKEN)
+    assert status == 202 and "1 cluster" in said
+
+
+def test_the_service_serves_the_webhook_only_with_a_token(tmp_path: Path, slack: SlackWebAPI) -> None:
+    secret = {"SLACK_BOT_TOKEN": "xoxb-process", "SLACK_SIGNING_SECRET": SECRET}
+    assert "too short" in serve_fails(
+        serve_env(tmp_path, slack, RAYDIAG_ALERTMANAGER_TOKEN="short", **secret), "--http"
+    )
+    token_file = tmp_path / "alertmanager-token"
+    token_file.write_text(TOKEN + "\n", encoding="utf-8")
+    env = serve_env(tmp_path, slack, RAYDIAG_ALERTMANAGER_TOKEN_FILE=str(token_file), **secret)
+    body = json.dumps({"version": "4", "alerts": []}).encode()
+    with serve_process(tmp_path, env, "--http") as (process, base, log):
+        assert eventually(lambda: process.poll() is not None or _answers(base), 60), log.read_text()
+        assert _post(base, body, "wrong")[0] == 401
+        # No alertmanager.channel in this config: the endpoint says what to set.
+        status, said = _post(base, body, TOKEN)
+        assert status == 503 and "alertmanager.channel" in said
+    without = serve_env(tmp_path, slack, **secret)
+    with serve_process(tmp_path, without, "--http") as (process, base, log):
+        assert eventually(lambda: process.poll() is not None or _answers(base), 60), log.read_text()
+        assert _post(base, body, TOKEN)[0] == 404
+
+
+def _answers(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(base + "/healthz", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
