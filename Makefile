@@ -11,7 +11,7 @@ RAY_COMPAT_VENV ?= $(HOME)/.cache/raydiag/venv-ray-$(RAY_COMPAT_VERSION)
 RAY_COMPAT_STAMP := $(RAY_COMPAT_VENV)/.installed-$(shell sha256sum $(RAY_COMPAT_LOCK) | cut -c1-16)
 
 
-.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval lock clean postgres alertmanager scan scan-lock ray-compat-venv
+.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval lock clean postgres alertmanager prometheus scan scan-lock ray-compat-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,7 @@ typecheck: $(STAMP)
 # The state-store tests start their own PostgreSQL server from Debian's binaries (`postgres`).
 # The live compatibility test runs an older Ray from its own venv, built once from a hashed lock and
 # kept outside the checkout (a clean clone reuses it; a changed lock gets a fresh install).
-unit: $(STAMP) postgres alertmanager $(RAY_COMPAT_STAMP)
+unit: $(STAMP) postgres alertmanager prometheus $(RAY_COMPAT_STAMP)
 	RAYDIAG_RAY_COMPAT_VENV=$(RAY_COMPAT_VENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 $(RAY_COMPAT_STAMP):
@@ -89,6 +89,17 @@ ifeq ($(AM_BIN),)
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus-alertmanager
 else
 	@echo "Alertmanager found: $(AM_BIN)"
+endif
+
+# Prometheus and promtool, for the tests of the shipped alert rules (promtool check/test rules) and
+# a real Prometheus scraping the bot on loopback. Debian's package; nothing to do when present.
+PROMTOOL := $(shell command -v promtool)
+prometheus:
+ifeq ($(PROMTOOL),)
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus
+else
+	@echo "promtool found: $(PROMTOOL)"
 endif
 
 # Regenerate the lock after changing dependencies in pyproject.toml.

@@ -2,7 +2,8 @@
 
 Contract (used by checks outside the repo): the result alone goes to stdout; exit code 0 when the
 diagnosis ran, whatever it found; 2 with a one-line message on stderr for bad usage or unreadable
-input.
+input. ``lint`` alone exits 1 when a finding reaches ``--fail-on`` (default warning) or a check
+could not run, 0 otherwise; a path that does not exist or a file that is not YAML is bad usage (2).
 
 A command runs for about a second and exits, and most of that second is imports. ``entrypoint`` (the
 ``raydiag`` script and ``python -m bot``) therefore holds the cyclic garbage collector off while a
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 MAX_PASTE_BYTES = 64 * 1024 * 1024
 EXIT_OK = 0
+EXIT_FINDINGS = 1  # `lint` only: a finding reached --fail-on
 EXIT_USAGE = 2
 
 
@@ -106,6 +108,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--http", action="store_true", help="serve POST /slack/events instead of Socket Mode")
     serve.add_argument("--host", default="0.0.0.0", help="HTTP listen address (default 0.0.0.0)")
     serve.add_argument("--port", type=int, default=3000, help="HTTP port (default 3000)")
+
+    lint = commands.add_parser(
+        "lint",
+        help="check RayCluster, RayJob and RayService manifests before they deploy (exit 1 on findings)",
+    )
+    lint.add_argument(
+        "paths", nargs="+", metavar="PATH", help="manifest file, directory of *.yaml/*.yml, or - for stdin"
+    )
+    lint.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    lint.add_argument(
+        "--fail-on",
+        choices=("warning", "critical"),
+        default="warning",
+        help="exit 1 when a finding is at least this severe (default warning)",
+    )
+    lint.add_argument("--lang", choices=("en", "zh"), default="en")
 
     rules = commands.add_parser("rules", help="list the rule catalogue")
     rules.add_argument("--lang", choices=("en", "zh"), default="en")
@@ -249,6 +267,65 @@ def _capacity(args: argparse.Namespace) -> str:
     )
 
 
+def _lint(args: argparse.Namespace, catalogue: Catalogue, stdin: TextIO, stdout: TextIO) -> int:
+    """Check the manifests; exit 1 when a finding reaches --fail-on (or a check could not run)."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - lazy: `lint --format sarif` only
+
+    from bot.classify.lint import lint_snapshot  # noqa: PLC0415 - lazy: loads every detector
+    from bot.collect.manifests_lint import (  # noqa: PLC0415 - lazy: `lint` only
+        STDIN,
+        ManifestError,
+        expand_paths,
+        read_bytes,
+        read_manifests,
+        snapshot_of,
+    )
+    from bot.diagnosis import Diagnosis  # noqa: PLC0415 - lazy: `lint` only
+    from bot.render.json_report import render_json  # noqa: PLC0415 - lazy: `lint` only
+    from bot.render.lint_report import (  # noqa: PLC0415 - lazy: `lint` only
+        LintResult,
+        Located,
+        lint_diagnosis,
+        render_lint_text,
+        render_sarif,
+    )
+
+    if args.paths.count(STDIN) > 1:
+        raise UsageError("- (standard input) may be given once")
+    located: list[Located] = []
+    errors = []
+    objects = 0
+    try:
+        files = expand_paths(args.paths)
+        for path in files:
+            data = None
+            if path == STDIN:
+                data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+            for manifest in read_manifests(read_bytes(path, data), path):
+                objects += 1
+                diagnosis = lint_snapshot(snapshot_of(manifest), catalogue)
+                errors.extend(diagnosis.errors)
+                located.extend(
+                    Located(f, manifest.path, manifest.line, manifest.label, manifest.cluster.namespace)
+                    for f in diagnosis.findings
+                )
+    except ManifestError as error:
+        raise UsageError(str(error)) from error
+    failures = Diagnosis(errors=errors)
+    result = LintResult(located=located, failures=failures, files=len(files), objects=objects)
+    if args.format == "json":
+        stdout.write(render_json(lint_diagnosis(result), catalogue, args.lang) + "\n")
+    elif args.format == "sarif":
+        try:
+            tool_version = version("raydiag")
+        except PackageNotFoundError:
+            tool_version = "unknown"
+        stdout.write(render_sarif(result, catalogue, args.lang, tool_version))
+    else:
+        stdout.write(render_lint_text(result, catalogue, args.lang))
+    return EXIT_FINDINGS if result.reaches(args.fail_on) else EXIT_OK
+
+
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None = None) -> int:
     args = build_parser().parse_args(argv)
     from bot.catalogue import default_catalogue  # noqa: PLC0415 - lazy: `--help` and bad usage need no rules
@@ -264,6 +341,8 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None 
         except StartupError as error:
             raise UsageError(str(error)) from error
         return EXIT_OK
+    if args.command == "lint":
+        return _lint(args, catalogue, stdin, stdout)
     if args.command == "rules":
         stdout.write(list_rules(catalogue, args.lang))
         return EXIT_OK

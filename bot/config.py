@@ -116,6 +116,15 @@ class SlackConfig(BaseModel):
         return _slack_ids(values, "channel")
 
 
+class MetricsConfig(BaseModel):
+    """The leader's refresh of every configured cluster's series on ``/metrics`` (raydiag_gpus ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Every diagnosis refreshes its cluster's series too; 0 turns the interval off.
+    refresh_minutes: float = Field(default=5.0, ge=0, le=24 * 60)
+
+
 class AlertsConfig(BaseModel):
     """Alerts other apps post in the incident channels (and Alertmanager's webhook)."""
 
@@ -263,6 +272,7 @@ class Config(BaseModel):
     schedules: list[ScheduleConfig] = Field(default_factory=new_list)
     health_posts: HealthPostConfig = Field(default_factory=HealthPostConfig)
     leader_election: LeaderElectionConfig = Field(default_factory=LeaderElectionConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
     alertmanager: AlertmanagerConfig = Field(default_factory=AlertmanagerConfig)
     # "json": one JSON object per log line (RAYDIAG_LOG_FORMAT overrides).

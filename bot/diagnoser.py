@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from bot.observe.metrics import Metrics
 
 # Who asked: the metrics' ``trigger`` label.
-Trigger = Literal["slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli", "alert"]
+Trigger = Literal[
+    "slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli", "alert", "refresh"
+]
 PASTED = "paste"  # the metrics' cluster label of a diagnosis of pasted text
 
 Diagnose = Callable[[ClusterConfig, str], Diagnosis]
@@ -40,6 +42,8 @@ class Meter(Protocol):
 
     def record_failure(self, cluster: str, outcome: Literal["failed", "busy"]) -> None: ...
 
+    def record_cluster(self, cluster: str, diagnosis: Diagnosis) -> None: ...
+
 
 class _NoMeter:
     """Counts nothing: the command line has no /metrics to show a count on."""
@@ -48,6 +52,9 @@ class _NoMeter:
         return None
 
     def record_failure(self, cluster: str, outcome: Literal["failed", "busy"]) -> None:
+        return None
+
+    def record_cluster(self, cluster: str, diagnosis: Diagnosis) -> None:
         return None
 
 
@@ -122,9 +129,14 @@ class Diagnoser:
     def submit(self, cluster: ClusterConfig, namespace: str, trigger: Trigger) -> Submitted[Diagnosis]:
         """The run for this cluster and namespace: started now (or queued), or joined if one is under
         way. Raises ``Busy`` when every worker is busy and the queue is full (counted as ``busy``)."""
-        return self._submit(
-            (cluster.name, namespace), cluster.name, trigger, lambda: self._diagnose(cluster, namespace)
-        )
+
+        def diagnose() -> Diagnosis:
+            diagnosis = self._diagnose(cluster, namespace)
+            # Every diagnosis of a configured cluster refreshes its series, whatever triggered it.
+            self.metrics.record_cluster(cluster.name, diagnosis)
+            return diagnosis
+
+        return self._submit((cluster.name, namespace), cluster.name, trigger, diagnose)
 
     def run(
         self, cluster: ClusterConfig, namespace: str, trigger: Trigger, timeout: float | None = None

@@ -152,6 +152,10 @@ class Capacity(_Model):
     models: list[GpuModelCapacity] = Field(default_factory=new_list)
     # Kubernetes layer.
     gpu_nodes: int | None = None
+    # GPU nodes whose allocatable lists no GPU (device plugin down, driver missing, all unhealthy).
+    gpu_nodes_without_allocatable: int | None = None
+    # Device-plugin Pods on GPU nodes that are not Running and Ready; None when none were read.
+    device_plugin_pods_not_ready: int | None = None
     pending_pods: list[UnscheduledPod] = Field(default_factory=new_list)  # oldest first
     ready_worker_pods: int | None = None
     # Ray layer.

@@ -41,7 +41,7 @@ from bot.diagnosis import (
     ScaleUp,
     UnscheduledPod,
 )
-from bot.snapshot.gpu import GPU_MODEL_LABELS
+from bot.snapshot.gpu import GPU_MODEL_LABELS, advertised_gpus
 from bot.snapshot.kubernetes import GPU_RESOURCE, Node, Pod
 from bot.snapshot.ray import Demand, RayNode, RayState
 
@@ -348,6 +348,17 @@ def _scale_ups(ctx: Context) -> list[ScaleUp]:
     return list(dict.fromkeys(found))
 
 
+def _plugins_not_ready(ctx: Context) -> int | None:
+    if not ctx.has_kubernetes or not ctx.kube.device_plugin_pods:
+        return None  # not read: no device-plugin Pod in the snapshot says nothing either way
+    gpu_nodes = {n.name for n in ctx.gpu_nodes}
+    return sum(
+        1
+        for pod in ctx.kube.device_plugin_pods
+        if pod.node_name in gpu_nodes and not (pod.phase == "Running" and pod.ready)
+    )
+
+
 def capacity_of(ctx: Context) -> Capacity:
     """The ``Capacity`` of the snapshot behind ``ctx``."""
     ray = ctx.ray
@@ -361,6 +372,10 @@ def capacity_of(ctx: Context) -> Capacity:
         layers_read=layers,
         models=gpu_rows(ctx, demands),
         gpu_nodes=len(ctx.gpu_nodes) if ctx.has_kubernetes else None,
+        gpu_nodes_without_allocatable=(
+            sum(1 for n in ctx.gpu_nodes if advertised_gpus(n) <= 0) if ctx.has_kubernetes else None
+        ),
+        device_plugin_pods_not_ready=_plugins_not_ready(ctx),
         pending_pods=_pending_pods(ctx) if ctx.has_kubernetes else [],
         ready_worker_pods=_ready_workers(ctx) if ctx.has_kubernetes else None,
         ray_nodes_alive=_ray_nodes_alive(ray) if ray is not None else None,

@@ -20,6 +20,7 @@ from prometheus_client import (
 )
 
 from bot.diagnosis import Diagnosis
+from bot.observe.layers import LayerGauges
 
 Outcome = Literal["healthy", "findings", "partial", "failed", "busy"]
 ProbeResult = Literal["run", "refused", "timed_out", "failed"]
@@ -85,6 +86,9 @@ class Metrics:
             "raydiag_scheduled_posts", "Scheduled health runs, by what they did.", ["result"], registry=r
         )
 
+        # Both layers of each configured cluster, from its latest diagnosis (bot/observe/layers.py).
+        self.layers = LayerGauges(r)
+
     def __deepcopy__(self, memo: dict[int, object]) -> Metrics:
         # Bolt deep-copies each request (its client included) for lazy listeners; a copy of the
         # counters would count into nothing, so every copy is this same object.
@@ -101,6 +105,10 @@ class Metrics:
 
     def record_failure(self, cluster: str, outcome: Literal["failed", "busy"]) -> None:
         self.diagnoses.labels(cluster=cluster, outcome=outcome).inc()
+
+    def record_cluster(self, cluster: str, diagnosis: Diagnosis) -> None:
+        """A configured cluster's latest diagnosis: its two layers as series (``raydiag_gpus`` ...)."""
+        self.layers.record(cluster, diagnosis)
 
     def record_probe(self, probe: str, result: ProbeResult) -> None:
         self.probes.labels(probe=probe, result=result).inc()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -161,6 +162,12 @@ class HealthScheduler:
         self.reconcile()
         if leading:
             self.lead()
+
+    def every(self, seconds: float, job: Callable[[], object], job_id: str) -> None:
+        """Run ``job`` every ``seconds`` while this replica leads (kept in memory, not the store)."""
+        self.apscheduler.add_job(
+            job, "interval", seconds=seconds, id=job_id, jobstore="local", replace_existing=True
+        )
 
     def lead(self) -> None:
         """This replica runs schedules from now on (due and coalesced missed runs first)."""

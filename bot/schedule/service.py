@@ -15,6 +15,7 @@ from bot.config import Config
 from bot.schedule.jobs import HealthScheduler, install
 from bot.schedule.posts import ScheduledPosts, Speaker
 from bot.store import CONFIG_OWNER, Schedule, Store, config_schedule_id
+from bot.workers import Busy
 
 if TYPE_CHECKING:  # the client is only passed on to the posts
     from slack_sdk import WebClient
@@ -66,4 +67,24 @@ def start_health_posts(bot: Host, client: WebClient, *, leading: bool = True) ->
     install(ScheduledPosts(bot, store, client))
     scheduler = HealthScheduler(store)
     scheduler.start(leading=leading)
+    minutes = bot.config.metrics.refresh_minutes
+    if minutes > 0 and bot.config.clusters:
+        scheduler.every(minutes * 60, lambda: refresh_clusters(bot), REFRESH_JOB)
     return scheduler
+
+
+REFRESH_JOB = "raydiag-refresh-metrics"
+
+
+def refresh_clusters(bot: Speaker) -> int:
+    """Start a diagnosis of every configured cluster (joined if one is running): each refreshes its
+    series on /metrics when it finishes. Returns how many were started; a full pool skips the rest."""
+    started = 0
+    for cluster in bot.config.clusters:
+        try:
+            bot.diagnoser.submit(cluster, cluster.namespace, "refresh")
+        except Busy:
+            LOG.info("metrics refresh: the diagnosis pool is full; %s waits for the next round", cluster.name)
+            break
+        started += 1
+    return started

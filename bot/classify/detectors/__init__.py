@@ -9,6 +9,7 @@ from bot.classify.detectors import (
     kubernetes,
     ray_resources,
     scheduling,
+    templates,
     text,
 )
 
@@ -21,5 +22,6 @@ __all__ = [
     "kubernetes",
     "ray_resources",
     "scheduling",
+    "templates",
     "text",
 ]

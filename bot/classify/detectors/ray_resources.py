@@ -1037,6 +1037,19 @@ def _selected_gpu_model(group: RayGroup) -> tuple[str, str] | None:
     return None
 
 
+def group_facts(cluster: RayClusterObject, group: RayGroup) -> tuple[dict[str, float], float, dict[str, str]]:
+    """A group's Ray resources, its Pods' GPU limit, and the params every group rule starts from."""
+    resources, _, gpu_limit = group_ray_resources(group)
+    params = {
+        "raycluster": cluster.name,
+        "namespace": cluster.namespace,
+        "group": group.name,
+        "pod_gpus": f"{gpu_limit:g}",
+        "declared": format_shape(resources),
+    }
+    return resources, gpu_limit, params
+
+
 @detector(
     "ray_start_params",
     ("raycluster", "group", "param", "value", "pod_gpus", "selector_key", "selector_value", "declared"),
@@ -1047,14 +1060,7 @@ def ray_start_params(ctx: Context, rule: Rule) -> Iterable[Hit]:
     for cluster in _clusters_in_scope(ctx):
         groups = ([cluster.head] if cluster.head else []) + list(cluster.worker_groups)
         for group in groups:
-            resources, _, gpu_limit = group_ray_resources(group)
-            params = {
-                "raycluster": cluster.name,
-                "namespace": cluster.namespace,
-                "group": group.name,
-                "pod_gpus": f"{gpu_limit:g}",
-                "declared": format_shape(resources),
-            }
+            resources, gpu_limit, params = group_facts(cluster, group)
             subject = Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace)
             if wanted == "hides-gpu" and gpu_limit > 0 and resources.get("GPU", 0.0) < gpu_limit:
                 value = group.ray_start_params.get("num-gpus", "")

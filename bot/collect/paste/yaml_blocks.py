@@ -190,8 +190,9 @@ def _without_undefined_aliases(text: str) -> str:
 
 
 @cache
-def _loader() -> type[Any]:
-    """PyYAML's safe loader without timestamps; PyYAML is loaded with the first YAML block."""
+def safe_loader() -> type[Any]:
+    """PyYAML's safe loader without timestamps (a ``creationTimestamp`` stays a string); PyYAML is
+    loaded with the first YAML block (or manifest file) read."""
     import yaml  # noqa: PLC0415 - lazy: most pastes hold no YAML, and PyYAML costs 20 ms to import
 
     base: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -216,7 +217,7 @@ def load(lines: Sequence[str]) -> tuple[list[Any], bool]:
 
     for _ in range(attempts):
         try:
-            documents = list(yaml.load_all("\n".join(text_lines), Loader=_loader()))
+            documents = list(yaml.load_all("\n".join(text_lines), Loader=safe_loader()))
             return [doc for doc in documents if doc is not None], repaired
         except yaml.MarkedYAMLError as error:
             mark = error.problem_mark or error.context_mark

@@ -1,0 +1,218 @@
+"""What ``raydiag lint`` prints: a line per finding for a terminal or CI log, the diagnosis JSON, or
+SARIF 2.1.0 for code-scanning pages.
+
+Every finding of a lint is about one object of one file, so it travels with its location
+(``Located``). In the diagnosis (text and JSON) the location is the finding's first evidence line,
+``manifest``: ``<file>:<line> <Kind>/<name>``; in SARIF it is the result's physical location (the
+file and the line of the object's ``metadata.name``) and a logical one (the object).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import quote
+
+from bot.catalogue import Catalogue
+from bot.diagnosis import Diagnosis, Evidence, Finding
+from bot.render.localize import localize
+from bot.render.messages import Lang
+from bot.render.template import fill
+from bot.terms import SEVERITY_ORDER
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LOCATION_SOURCE = "manifest"
+STDIN_NAME = "<stdin>"
+# SARIF's levels for raydiag's severities.
+SARIF_LEVEL = {"critical": "error", "warning": "warning", "info": "note"}
+
+_WORDS: dict[str, dict[Lang, str]] = {
+    "clean": {
+        "en": "No findings in {objects} Ray object(s) of {files} file(s).",
+        "zh": "{files} 个文件中的 {objects} 个 Ray 对象没有发现问题。",
+    },
+    "found": {
+        "en": "{findings} finding(s) in {objects} Ray object(s) of {files} file(s).",
+        "zh": "{files} 个文件中的 {objects} 个 Ray 对象共有 {findings} 项发现。",
+    },
+    "none": {
+        "en": "No RayCluster, RayJob or RayService in {files} file(s); nothing to check.",
+        "zh": "{files} 个文件中没有 RayCluster、RayJob 或 RayService，没有可检查的内容。",
+    },
+    "fix": {"en": "fix", "zh": "修复"},
+    "error": {"en": "check failed", "zh": "检查失败"},
+}
+
+
+def _say(key: str, lang: Lang, **values: object) -> str:
+    return _WORDS[key][lang].format(**values)
+
+
+@dataclass(frozen=True)
+class Located:
+    """A finding and the manifest object it is about."""
+
+    finding: Finding
+    path: str
+    line: int
+    obj: str  # ``RayJob/train``
+    namespace: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class LintResult:
+    located: list[Located]
+    # The checks that could not run, as the errors of a diagnosis (a detector that failed).
+    failures: Diagnosis
+    files: int
+    objects: int
+
+    @property
+    def errors(self) -> list[Any]:
+        return list(self.failures.errors)
+
+    def reaches(self, fail_on: str) -> bool:
+        """Whether a finding is at least as severe as ``fail_on``, or a check could not run."""
+        limit = SEVERITY_ORDER[fail_on]
+        return bool(self.errors) or any(SEVERITY_ORDER[x.finding.severity] <= limit for x in self.located)
+
+
+def sort_located(located: Sequence[Located]) -> list[Located]:
+    """By file and line, then most severe first, then code: the order a reader walks the files."""
+    return sorted(
+        located,
+        key=lambda x: (
+            x.path,
+            x.line,
+            SEVERITY_ORDER[x.finding.severity],
+            x.finding.code,
+            x.finding.params.get("group", ""),
+        ),
+    )
+
+
+def lint_diagnosis(result: LintResult) -> Diagnosis:
+    """The findings as one diagnosis (the model ``explain --format json`` prints), each led by the
+    evidence line that says where it is."""
+    findings = [
+        x.finding.model_copy(
+            update={
+                "evidence": [Evidence(source=LOCATION_SOURCE, text=f"{x.where} {x.obj}"), *x.finding.evidence]
+            }
+        )
+        for x in sort_located(result.located)
+    ]
+    clusters = {x.finding.subject.name for x in result.located}
+    return Diagnosis(
+        cluster=next(iter(clusters)) if len(clusters) == 1 else None,
+        findings=findings,
+        errors=list(result.failures.errors),
+    )
+
+
+def render_lint_text(result: LintResult, catalogue: Catalogue, lang: Lang) -> str:
+    lines: list[str] = []
+    for x in sort_located(result.located):
+        finding = localize(x.finding, catalogue, lang, x.finding.subject.name, x.namespace)
+        lines.append(f"{x.where}: {finding.severity} {finding.code} {finding.rule} {x.obj}: {finding.title}")
+        for evidence in finding.evidence:
+            lines.append(f"    {evidence.source}: {evidence.text}")
+        if finding.fix:
+            lines.append(f"    {_say('fix', lang)}: {finding.fix[0]}")
+    for error in result.errors:
+        lines.append(f"{_say('error', lang)}: {error.source}: {error.message}")
+    if not result.objects:
+        lines.append(_say("none", lang, files=result.files))
+    elif result.located:
+        lines.append(
+            _say("found", lang, findings=len(result.located), objects=result.objects, files=result.files)
+        )
+    else:
+        lines.append(_say("clean", lang, objects=result.objects, files=result.files))
+    return "\n".join(lines) + "\n"
+
+
+def artifact_uri(path: str) -> str:
+    """A file's SARIF ``uri``: a relative path as a relative reference, an absolute one as file://."""
+    pure = PurePath(path)
+    if pure.is_absolute():
+        return "file://" + quote(pure.as_posix())
+    return quote(pure.as_posix())
+
+
+def _rule_descriptor(catalogue: Catalogue, rule_id: str, lang: Lang) -> dict[str, Any]:
+    rule = catalogue[rule_id]
+    text = rule.text[lang]
+    return {
+        "id": rule.code,
+        "name": rule.id,
+        "shortDescription": {"text": fill(text.title, {})},
+        "fullDescription": {"text": fill(text.explanation, {})},
+        "help": {"text": "\n".join(fill(line, {}) for line in text.fix)},
+        "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
+        "properties": {"cause": rule.cause, "layer": rule.layer, "tags": [rule.layer, f"cause-{rule.cause}"]},
+    }
+
+
+def sarif_log(result: LintResult, catalogue: Catalogue, lang: Lang, version: str) -> dict[str, Any]:
+    """One SARIF run: the rules that fired (their code as ``ruleId``) and one result per finding."""
+    located = sort_located(result.located)
+    rule_ids = sorted({x.finding.rule for x in located}, key=lambda r: catalogue[r].code)
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    results: list[dict[str, Any]] = []
+    for x in located:
+        finding = localize(x.finding, catalogue, lang, x.finding.subject.name, x.namespace)
+        location: dict[str, Any] = {"logicalLocations": [{"name": x.obj, "kind": "object"}]}
+        if x.path != STDIN_NAME:
+            location["physicalLocation"] = {
+                "artifactLocation": {"uri": artifact_uri(x.path)},
+                "region": {"startLine": x.line},
+            }
+        results.append(
+            {
+                "ruleId": finding.code,
+                "ruleIndex": index[finding.rule],
+                "level": SARIF_LEVEL[finding.severity],
+                "message": {"text": finding.title},
+                "locations": [location],
+                "partialFingerprints": {
+                    "raydiag/v1": f"{finding.code}|{x.obj}|{x.finding.params.get('group', '')}"
+                    f"|{x.finding.params.get('resource', '')}"
+                },
+            }
+        )
+    notifications = [
+        {"level": "error", "message": {"text": f"{error.source}: {error.message}"}} for error in result.errors
+    ]
+    invocation: dict[str, Any] = {"executionSuccessful": not result.errors}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "raydiag",
+                        "version": version,
+                        "rules": [_rule_descriptor(catalogue, rule_id, lang) for rule_id in rule_ids],
+                    }
+                },
+                "invocations": [invocation],
+                "results": results,
+            }
+        ],
+    }
+
+
+def render_sarif(result: LintResult, catalogue: Catalogue, lang: Lang, version: str) -> str:
+    return json.dumps(sarif_log(result, catalogue, lang, version), ensure_ascii=False, indent=2) + "\n"
