@@ -272,7 +272,7 @@ class Context:
         superset of those it does match: the caller still searches them)."""
         positions = self.lines.candidates(patterns)
         texts = self.texts
-        return list(texts) if positions is None else [texts[i] for i in positions]
+        return texts if positions is None else [texts[i] for i in positions]
 
     def lines_that_may_match(self, *patterns: Pattern) -> Container[int]:
         """The positions in ``texts`` of the texts ``texts_that_may_match`` would give."""
@@ -285,7 +285,7 @@ class Context:
         positions = self.lines.candidates(patterns)
         events = self.kube.events
         if positions is None:
-            return list(events)
+            return events
         return [events[i] for i in positions if i < len(events)]
 
     def iter_texts(self, sources: frozenset[str] | None = None) -> Iterator[Text]:

@@ -73,7 +73,8 @@ def focused(diagnosis: Diagnosis, pod: str | None) -> Diagnosis:
     about = [f for f in diagnosis.findings if f.subject.name == pod or f.params.get("pod") == pod]
     if not about:
         return diagnosis
-    rest = [f for f in diagnosis.findings if f not in about]
+    first = {id(f) for f in about}
+    rest = [f for f in diagnosis.findings if id(f) not in first]
     return diagnosis.model_copy(update={"findings": about + rest})
 
 
@@ -122,7 +123,7 @@ def answer_webhook(bot: Bot, client: WebClient, payload: Any) -> tuple[int, str]
         by_cluster.setdefault(target.cluster, []).append((alert, target))
     for cluster, found in by_cluster.items():
         firing = [pair for pair in found if pair[0].status == "firing"]
-        _alert, target = (firing or found)[0]
+        target = (firing or found)[0][1]
         # One answer per cluster in the channel, whichever alerts of it fire.
         _answer(bot, client, channel, f"alertmanager:{cluster}", target, [a for a, _ in found], None)
     return 202, f"{len(by_cluster)} cluster(s) to diagnose\n"
@@ -144,8 +145,8 @@ def _answer(
             post(client, channel, note(say("slack.alert_resolved", lang)), previous.thread_ts)
             bot.alerts.remember(channel, key, AlertAnswer(previous.findings, None))
         return
-    cluster = next(c for c in bot.config.clusters if c.name == target.cluster)
-    if bot.mutes.muted(cluster.name):
+    cluster = bot.config.cluster(target.cluster)
+    if cluster is None or bot.mutes.muted(cluster.name):
         return
     try:
         submitted = bot.start(cluster, cluster.namespace, "alert")

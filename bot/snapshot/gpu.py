@@ -40,12 +40,13 @@ GPU_MODEL_LABELS = (
     "gpu-type",
     "gpu.nvidia.com/class",
 )
-_OFF = ("false", "0")
+# Values of a GPU node label that say the node has no GPU.
+LABEL_OFF = ("false", "0")
 
 
 def marked_as_gpu_node(node: Node) -> bool:
     """A GPU label or the GPU taint, whatever the node advertises."""
-    if any(key in node.labels and node.labels[key] not in _OFF for key in GPU_NODE_LABELS):
+    if any(key in node.labels and node.labels[key] not in LABEL_OFF for key in GPU_NODE_LABELS):
         return True
     return any(taint.key == GPU_RESOURCE for taint in node.taints)
 

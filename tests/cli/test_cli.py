@@ -29,6 +29,23 @@ def _snapshot_file(tmp_path: Path) -> Path:
     return path
 
 
+# The keys of each finding in the JSON contract (``--format json``), spelt out: a change is a
+# change of the contract.
+FINDING_KEYS = {
+    "rule",
+    "code",
+    "cause",
+    "layer",
+    "severity",
+    "title",
+    "subject",
+    "evidence",
+    "commands",
+    "fix",
+    "verify",
+}
+
+
 def test_diagnose_json_is_one_object_with_the_contract_keys(tmp_path: Path) -> None:
     code, text = _run(["diagnose", "--snapshot", str(_snapshot_file(tmp_path)), "--format", "json"])
     assert code == 0
@@ -36,19 +53,7 @@ def test_diagnose_json_is_one_object_with_the_contract_keys(tmp_path: Path) -> N
     assert set(report) == {"cluster", "verdict", "findings", "errors"}
     assert report["verdict"]["layer"] == "kubernetes"
     top = report["findings"][0]
-    assert set(top) == {
-        "rule",
-        "code",
-        "cause",
-        "layer",
-        "severity",
-        "title",
-        "subject",
-        "evidence",
-        "commands",
-        "fix",
-        "verify",
-    }
+    assert set(top) == FINDING_KEYS
     assert top["cause"] == 2
     assert top["subject"] == {"kind": "Pod", "name": scenarios.PENDING, "namespace": "ml"}
     assert f"kubectl describe pod {scenarios.PENDING} -n ml" in top["commands"]

@@ -27,6 +27,7 @@ from bot.classify.detectors.templates import unknown_gpu_name
 from bot.classify.registry import DETECTORS
 from bot.cli import main, run
 from bot.collect.manifests_lint import ManifestError, read_manifests
+from tests.cli.test_cli import FINDING_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "lint"
@@ -306,19 +307,7 @@ def test_json_is_the_diagnosis_json_of_explain() -> None:
     assert set(lint) == set(explain) == {"cluster", "verdict", "findings", "errors"}
     assert lint["cluster"] == "ray-serve-llm"
     assert lint["verdict"]["layer"] == "ray"
-    assert set(lint["findings"][0]) == {
-        "rule",
-        "code",
-        "cause",
-        "layer",
-        "severity",
-        "title",
-        "subject",
-        "evidence",
-        "commands",
-        "fix",
-        "verify",
-    }
+    assert set(lint["findings"][0]) == FINDING_KEYS
 
 
 # The properties SARIF 2.1.0 (OASIS, sarif-schema-2.1.0.json) requires, and the value sets it

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import urllib.parse
@@ -31,6 +30,7 @@ from bot.observe.metrics import Metrics
 from bot.slack.server import SlackHTTPServer
 from tests.slack.test_bot_scenarios import recorded
 from tests.support import scenarios
+from tests.support.bot_process import free_port, stop
 from tests.support.cluster import CLUSTER, NS
 from tests.support.waiting import eventually
 
@@ -182,13 +182,6 @@ def test_every_alert_names_its_command_and_cause() -> None:
 # --- a real Prometheus scrapes the bot ---------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def metrics_server() -> Iterator[tuple[str, Metrics]]:
     metrics = _diagnosed(scenarios.ray_node_reports_no_gpu())
@@ -225,7 +218,7 @@ def test_a_real_prometheus_scrapes_the_series_and_loads_the_rules(
             "scrape_configs": [{"job_name": "raydiag", "static_configs": [{"targets": [target]}]}],
         }
         (root / "prometheus.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
-        port = _free_port()
+        port = free_port()
         log = (root / "prometheus.log").open("wb")
         process = subprocess.Popen(
             [
@@ -267,12 +260,7 @@ def test_a_real_prometheus_scrapes_the_series_and_loads_the_rules(
 
             assert eventually(pending, 30)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=20)
+            stop(process)
             log.close()
 
 

@@ -16,7 +16,6 @@ import contextlib
 import http.server
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.support.bot_process import free_port, stop
 
 INSTALL_HINT = "run `make alertmanager` (or install Debian's `prometheus-alertmanager` package)"
 NAMES = ("prometheus-alertmanager", "alertmanager")
@@ -45,13 +46,6 @@ def binary() -> str:
         if found:
             return found
     raise AlertmanagerUnavailable(f"no Alertmanager binary on PATH: {INSTALL_HINT}")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -120,7 +114,7 @@ def serve_alertmanager(config: Mapping[str, Any], timeout: float = 20.0) -> Iter
     with tempfile.TemporaryDirectory(prefix="raydiag-alertmanager-") as folder:
         root = Path(folder)
         (root / "alertmanager.yml").write_text(yaml.safe_dump(dict(config)), encoding="utf-8")
-        port = _free_port()
+        port = free_port()
         log = root / "alertmanager.log"
         with log.open("wb") as sink:
             process = subprocess.Popen(
@@ -140,12 +134,7 @@ def serve_alertmanager(config: Mapping[str, Any], timeout: float = 20.0) -> Iter
             _wait_ready(manager, timeout)
             yield manager
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            stop(process, timeout=10)
 
 
 def _wait_ready(manager: Alertmanager, timeout: float) -> None:

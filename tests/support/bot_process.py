@@ -27,6 +27,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def stop(process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL if it is still running after ``timeout`` seconds; reaped either way."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+
+
 @dataclass
 class BotProcess:
     process: subprocess.Popen[bytes]
@@ -87,10 +99,4 @@ def bot_process(
             raise AssertionError(f"raydiag serve exited during start-up:\n{log.read_text()[-3000:]}")
         yield running
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=20)
+        stop(process)

@@ -30,7 +30,7 @@ from bot.classify.detectors.ray_resources import (
 )
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
-from bot.snapshot.gpu import GPU_MODEL_LABELS, GPU_NODE_LABELS, LEGACY_GPU_RESOURCE
+from bot.snapshot.gpu import GPU_MODEL_LABELS, GPU_NODE_LABELS, LABEL_OFF, LEGACY_GPU_RESOURCE
 from bot.snapshot.kubernetes import GPU_RESOURCE, RayClusterObject, RayGroup, Toleration
 from bot.snapshot.quantity import parse_quantity
 
@@ -53,7 +53,6 @@ _MIG_NAME = re.compile(r"^nvidia\.com/mig-\d+g\.\d+gb(?:\+me)?$")
 # has no domain at all and says gpu or nvidia (``gpu: 1``, ``GPU: 1``, ``nvidia-gpu: 1``).
 _BARE_GPU = re.compile(r"(?i)^(?:gpus?|[\w.-]*nvidia[\w.-]*)$")
 _VENDOR_DOMAIN = "nvidia.com"
-_OFF = ("false", "0")
 # The taint GPU node pools carry (GKE, AKS with the GPU operator, most EKS and on-premises setups).
 _GPU_TAINT_KEY = GPU_RESOURCE
 
@@ -106,7 +105,11 @@ def selected_gpu_model(group: RayGroup) -> tuple[str, str] | None:
 def selected_gpu_label(group: RayGroup) -> tuple[str, str] | None:
     """The label by which the group's Pods are sent to GPU nodes only, if any."""
     for key, value in group.node_selector.items():
-        if key in GPU_NODE_LABELS + GPU_MODEL_LABELS and value.lower() not in _OFF and not _names_tpu(value):
+        if (
+            key in GPU_NODE_LABELS + GPU_MODEL_LABELS
+            and value.lower() not in LABEL_OFF
+            and not _names_tpu(value)
+        ):
             return key, value
     terms = group.required_node_terms
     # Every term must send the Pod to GPU nodes; one term without a GPU label lets it go elsewhere.
@@ -119,7 +122,7 @@ def selected_gpu_label(group: RayGroup) -> tuple[str, str] | None:
                 if r.key in GPU_NODE_LABELS + GPU_MODEL_LABELS
                 and (
                     r.operator == "Exists"
-                    or (r.operator == "In" and any(v.lower() not in _OFF for v in r.values))
+                    or (r.operator == "In" and any(v.lower() not in LABEL_OFF for v in r.values))
                 )
             ),
             None,
