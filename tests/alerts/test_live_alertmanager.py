@@ -8,7 +8,7 @@ names each Pod, and both map to the configured cluster; the resolution reads as 
 
 from __future__ import annotations
 
-from bot.collect.alerts import ClusterRef, cluster_of, from_slack_message, from_webhook
+from bot.collect.alerts import Alert, ClusterRef, cluster_of, from_slack_message, from_webhook
 from tests.support.alertmanager import serve_alertmanager, slack_and_webhook, webhook_sink
 from tests.support.slack_api import serve_slack
 from tests.support.waiting import eventually
@@ -51,7 +51,16 @@ def test_a_grouped_notification_reads_as_one_alert_and_the_webhook_names_each_po
             assert found == [("gpu-prod", p) for p in sorted(PODS)]
 
             manager.resolve_together(labels)
-            assert eventually(lambda: len(slack.calls_to("chat.postMessage")) > 1, 20)
-            later = slack.calls_to("chat.postMessage")[-1].params
-            done = from_slack_message({"subtype": "bot_message", **later})
-            assert done is not None and done.status == "resolved" and done.key == alert.key
+
+            def resolution() -> Alert | None:
+                # The group's timer may tick between the two inserts: wait for the message that
+                # carries both resolutions rather than taking whichever came next.
+                for call in slack.calls_to("chat.postMessage")[1:]:
+                    read = from_slack_message({"subtype": "bot_message", **call.params})
+                    if read is not None and read.status == "resolved":
+                        return read
+                return None
+
+            assert eventually(lambda: resolution() is not None, 20)
+            done = resolution()
+            assert done is not None and done.key == alert.key

@@ -65,9 +65,11 @@ class Alertmanager:
         self.push([_alert(labels, annotations or {}, datetime.now(UTC) + ends_in)])
 
     def fire_together(self, label_sets: Sequence[Mapping[str, str]]) -> None:
-        """Several alerts in one push, so that one notification carries them all."""
-        ends = datetime.now(UTC) + timedelta(hours=1)
-        self.push([_alert(labels, {}, ends) for labels in label_sets])
+        """Several alerts in one push, so that one notification carries them all. They start now:
+        Alertmanager flushes a new group at once when its first alert started more than
+        ``group_wait`` ago, before the dispatcher has inserted the others."""
+        now = datetime.now(UTC)
+        self.push([_alert(labels, {}, now + timedelta(hours=1), starts=now) for labels in label_sets])
 
     def resolve_together(self, label_sets: Sequence[Mapping[str, str]]) -> None:
         ended = datetime.now(UTC) - timedelta(seconds=1)
@@ -97,11 +99,17 @@ class Alertmanager:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
 
-def _alert(labels: Mapping[str, str], annotations: Mapping[str, str], ends: datetime) -> dict[str, Any]:
+def _alert(
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    ends: datetime,
+    starts: datetime | None = None,
+) -> dict[str, Any]:
+    begun = starts or datetime.now(UTC) - timedelta(minutes=5)
     return {
         "labels": dict(labels),
         "annotations": dict(annotations),
-        "startsAt": (datetime.now(UTC) - timedelta(minutes=5)).isoformat(),
+        "startsAt": begun.isoformat(),
         "endsAt": ends.isoformat(),
         "generatorURL": "http://prometheus.example:9090/graph?g0.expr=up",
     }
