@@ -2,8 +2,9 @@
 
 Contract (used by checks outside the repo): the result alone goes to stdout; exit code 0 when the
 diagnosis ran, whatever it found; 2 with a one-line message on stderr for bad usage or unreadable
-input. ``lint`` alone exits 1 when a finding reaches ``--fail-on`` (default warning) or a check
-could not run, 0 otherwise; a path that does not exist or a file that is not YAML is bad usage (2).
+input. ``lint`` exits 1 when a finding reaches ``--fail-on`` (default warning) or a check could
+not run, 0 otherwise; a path that does not exist or a file that is not YAML is bad usage (2).
+``verify`` exits 1 when a step of the verification order failed, 0 when none did.
 
 A command runs for about a second and exits, and most of that second is imports. ``entrypoint`` (the
 ``raydiag`` script and ``python -m bot``) therefore holds the cyclic garbage collector off while a
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
 
 MAX_PASTE_BYTES = 64 * 1024 * 1024
 EXIT_OK = 0
-EXIT_FINDINGS = 1  # `lint` only: a finding reached --fail-on
+EXIT_FINDINGS = 1  # `lint`: a finding reached --fail-on; `verify`: a step failed
+MAX_PROBE_TIMEOUT_S = 900.0
 EXIT_USAGE = 2
 
 
@@ -124,6 +126,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when a finding is at least this severe (default warning)",
     )
     lint.add_argument("--lang", choices=("en", "zh"), default="en")
+    against = lint.add_mutually_exclusive_group()
+    against.add_argument(
+        "--nodes",
+        action="append",
+        metavar="FILE",
+        help="node list the groups must fit: `kubectl get nodes -o json` output or YAML of Node objects "
+        "(repeatable)",
+    )
+    against.add_argument(
+        "--cluster",
+        help="hold the groups against this cluster's live nodes and their labels "
+        "(a RayCluster name, or a cluster name from --config)",
+    )
+    _add_target_options(lint)
+
+    verify = commands.add_parser(
+        "verify",
+        help="run the verification order on a live cluster: Pods, Ray nodes and GPUs, a GPU probe per "
+        "pool, Serve, leftover holders (exit 1 when a step fails)",
+    )
+    verify.add_argument("--cluster", required=True, help="RayCluster name (or a cluster name from --config)")
+    _add_target_options(verify)
+    verify.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds each probe may wait for a GPU (default 120)"
+    )
+    verify.add_argument(
+        "--start-timeout",
+        type=float,
+        default=120.0,
+        help="seconds each probe job may take to start before that wait (default 120)",
+    )
+    verify.add_argument("--format", choices=("text", "json"), default="text")
+    verify.add_argument("--lang", choices=("en", "zh"), default="en")
 
     rules = commands.add_parser("rules", help="list the rule catalogue")
     rules.add_argument("--lang", choices=("en", "zh"), default="en")
@@ -207,13 +242,51 @@ def _target(args: argparse.Namespace) -> tuple[Target, float, float]:
     return target, deadline, settings.collection.call_timeout_s
 
 
-def _collect(args: argparse.Namespace) -> Snapshot:
+def _collect(args: argparse.Namespace, found: tuple[Target, float, float] | None = None) -> Snapshot:
     from bot.collect.live import collect_live  # noqa: PLC0415 - lazy: live collection loads the Kubernetes client
     from bot.collect.progress import StderrProgress  # noqa: PLC0415 - lazy: live collection only
 
-    target, deadline, call_timeout = _target(args)
+    target, deadline, call_timeout = found or _target(args)
     with StderrProgress() as progress:
         return collect_live(target, deadline_s=deadline, call_timeout_s=call_timeout, progress=progress)
+
+
+def _verify(args: argparse.Namespace, catalogue: Catalogue, stdout: TextIO) -> int:
+    """The verification order of CAUSES.md on a live cluster, now: exit 1 when a step failed."""
+    from bot.classify import classify  # noqa: PLC0415 - lazy: loads every detector
+    from bot.probes.pools import probe_pools  # noqa: PLC0415 - lazy: `verify` only (loads Ray's job client)
+    from bot.probes.verification import passed, pools_of, verification  # noqa: PLC0415 - lazy: `verify` only
+    from bot.render.verify_text import render_verify_json, render_verify_text  # noqa: PLC0415 - lazy: `verify` only
+
+    for option, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
+        if not 0 < value <= MAX_PROBE_TIMEOUT_S:
+            raise UsageError(f"{option} must be more than 0 and at most {MAX_PROBE_TIMEOUT_S:g} seconds")
+    found = _target(args)
+    target = found[0]
+    diagnosis = classify(_collect(args, found), catalogue)
+    pools = pools_of(diagnosis)
+    if pools:
+        print(
+            f"raydiag: probing {len(pools)} GPU pool(s) ({', '.join(pools)}), each waits at most "
+            f"{args.timeout:g}s",
+            file=sys.stderr,
+        )
+    url = target.dashboard_url or target.default_dashboard_url()
+    probes = probe_pools(
+        url,
+        pools,
+        diagnosis.capacity.ray_gpu_nodes,
+        timeout_s=args.timeout,
+        start_timeout_s=args.start_timeout,
+        poll_s=0.5,
+    )
+    steps = verification(diagnosis, probes)
+    versions = diagnosis.versions.known()
+    if args.format == "json":
+        stdout.write(render_verify_json(target.cluster, versions, steps, probes) + "\n")
+    else:
+        stdout.write(render_verify_text(target.cluster, versions, steps, probes, args.lang, args.timeout))
+    return EXIT_OK if passed(steps) else EXIT_FINDINGS
 
 
 def _snapshot(args: argparse.Namespace) -> Snapshot:
@@ -268,18 +341,23 @@ def _capacity(args: argparse.Namespace) -> str:
 
 
 def _lint(args: argparse.Namespace, catalogue: Catalogue, stdin: TextIO, stdout: TextIO) -> int:
-    """Check the manifests; exit 1 when a finding reaches --fail-on (or a check could not run)."""
+    """Check the manifests, against a node list or the live cluster's nodes and the config's
+    conventions when given; exit 1 when a finding reaches --fail-on (or a check could not run)."""
     from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - lazy: `lint --format sarif` only
 
-    from bot.classify.lint import lint_snapshot  # noqa: PLC0415 - lazy: loads every detector
+    from bot.classify.lint import collection_findings, lint_rules, lint_snapshot  # noqa: PLC0415 - lazy: loads every detector
     from bot.collect.manifests_lint import (  # noqa: PLC0415 - lazy: `lint` only
         STDIN,
+        Manifest,
         ManifestError,
         expand_paths,
         read_bytes,
+        read_live_nodes,
         read_manifests,
+        read_node_files,
         snapshot_of,
     )
+    from bot.config import ConfigError, load_config  # noqa: PLC0415 - lazy: `lint --config` only
     from bot.diagnosis import Diagnosis  # noqa: PLC0415 - lazy: `lint` only
     from bot.render.json_report import render_json  # noqa: PLC0415 - lazy: `lint` only
     from bot.render.lint_report import (  # noqa: PLC0415 - lazy: `lint` only
@@ -292,27 +370,46 @@ def _lint(args: argparse.Namespace, catalogue: Catalogue, stdin: TextIO, stdout:
 
     if args.paths.count(STDIN) > 1:
         raise UsageError("- (standard input) may be given once")
-    located: list[Located] = []
-    errors = []
-    objects = 0
+    gpu_models: list[dict[str, str]] = []
+    if args.config is not None:
+        try:
+            gpu_models = [entry.model_dump() for entry in load_config(args.config).conventions.gpu_models]
+        except ConfigError as error:
+            raise UsageError(str(error)) from error
+    rules = lint_rules(catalogue, gpu_models)
+    manifests: list[Manifest] = []
     try:
         files = expand_paths(args.paths)
+        nodes = read_node_files(args.nodes) if args.nodes else None
         for path in files:
             data = None
             if path == STDIN:
                 data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
-            for manifest in read_manifests(read_bytes(path, data), path):
-                objects += 1
-                diagnosis = lint_snapshot(snapshot_of(manifest), catalogue)
-                errors.extend(diagnosis.errors)
-                located.extend(
-                    Located(f, manifest.path, manifest.line, manifest.label, manifest.cluster.namespace)
-                    for f in diagnosis.findings
-                )
+            manifests.extend(read_manifests(read_bytes(path, data), path))
     except ManifestError as error:
         raise UsageError(str(error)) from error
-    failures = Diagnosis(errors=errors)
-    result = LintResult(located=located, failures=failures, files=len(files), objects=objects)
+    # The live nodes are read once, after every file has been read: bad usage costs no API call.
+    unread = Diagnosis()
+    if args.cluster is not None:
+        target, deadline, call_timeout = _target(args)
+        nodes, node_errors = read_live_nodes(target, deadline, call_timeout)
+        unread = collection_findings(node_errors, catalogue) if node_errors else unread
+    located: list[Located] = []
+    errors = list(unread.errors)
+    for manifest in manifests:
+        diagnosis = lint_snapshot(snapshot_of(manifest, nodes, live=args.cluster is not None), rules)
+        errors.extend(diagnosis.errors)
+        located.extend(
+            Located(f, manifest.path, manifest.line, manifest.label, manifest.cluster.namespace)
+            for f in diagnosis.findings
+        )
+    result = LintResult(
+        located=located,
+        failures=Diagnosis(errors=errors),
+        files=len(files),
+        objects=len(manifests),
+        general=list(unread.findings),
+    )
     if args.format == "json":
         stdout.write(render_json(lint_diagnosis(result), catalogue, args.lang) + "\n")
     elif args.format == "sarif":
@@ -343,6 +440,8 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None 
         return EXIT_OK
     if args.command == "lint":
         return _lint(args, catalogue, stdin, stdout)
+    if args.command == "verify":
+        return _verify(args, catalogue, stdout)
     if args.command == "rules":
         stdout.write(list_rules(catalogue, args.lang))
         return EXIT_OK

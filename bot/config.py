@@ -125,6 +125,33 @@ class MetricsConfig(BaseModel):
     refresh_minutes: float = Field(default=5.0, ge=0, le=24 * 60)
 
 
+class VerifyConfig(BaseModel):
+    """Re-verifying the GPU chain on its own: a GPU probe per pool on an interval, and the guide's
+    verification order when a part of the chain changes version (run by the leader)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # How often each configured cluster is read to compare versions with the last run; 0 is off.
+    check_minutes: float = Field(default=0.0, ge=0, le=7 * 24 * 60)
+    # How often the one-GPU probe runs per GPU pool (each accelerator type Ray registers); 0 is off.
+    probe_minutes: float = Field(default=0.0, ge=0, le=7 * 24 * 60)
+    # A probe whose task waits longer for its GPU is stopped and counts as pending.
+    probe_timeout_s: float = Field(default=120.0, gt=0, le=900)
+    # How long the probe job's driver may take to start and connect, before that wait begins.
+    probe_start_timeout_s: float = Field(default=120.0, gt=0, le=900)
+    # Where results go; default: the channel of the cluster's first health-post schedule.
+    channel: str | None = None
+
+    @field_validator("channel")
+    @classmethod
+    def _channel(cls, value: str | None) -> str | None:
+        return None if value is None else _slack_ids([value], "channel")[0]
+
+    @property
+    def enabled(self) -> bool:
+        return self.check_minutes > 0 or self.probe_minutes > 0
+
+
 class AlertsConfig(BaseModel):
     """Alerts other apps post in the incident channels (and Alertmanager's webhook)."""
 
@@ -145,6 +172,50 @@ class AlertmanagerConfig(BaseModel):
     @classmethod
     def _channel(cls, value: str | None) -> str | None:
         return None if value is None else _slack_ids([value], "channel")[0]
+
+
+# A node label's key (an optional DNS-subdomain prefix, then a name) and value, as Kubernetes
+# validates them.
+LABEL_KEY = r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+LABEL_VALUE = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+
+
+class GpuModelConvention(BaseModel):
+    """One GPU model as the team names it in both layers: the node label and value Kubernetes
+    selects its nodes by, and the Ray resource every group sent there declares."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: str = Field(pattern=LABEL_KEY)
+    value: str = Field(pattern=LABEL_VALUE)
+    # As Ray registers it: ``accelerator_type:A100``, or a custom resource such as ``A100``.
+    ray_resource: str = Field(pattern=r"^[^\s'\"{},]+$")
+
+
+class ConventionsConfig(BaseModel):
+    """The team's written mapping between the layers, which ``raydiag lint --config`` checks
+    manifests against (cause 7 of CAUSES.md: the GPU type chain)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gpu_models: list[GpuModelConvention] = Field(default_factory=new_list)
+
+    @field_validator("gpu_models", mode="before")
+    @classmethod
+    def _no_models(cls, value: object) -> object:
+        return [] if value is None else value
+
+    @model_validator(mode="after")
+    def _one_resource_per_value(self) -> ConventionsConfig:
+        seen: dict[tuple[str, str], str] = {}
+        for entry in self.gpu_models:
+            key = (entry.label, entry.value)
+            if key in seen and seen[key] != entry.ray_resource:
+                raise ValueError(
+                    f"{entry.label}={entry.value} is mapped to both {seen[key]} and {entry.ray_resource}"
+                )
+            seen[key] = entry.ray_resource
+        return self
 
 
 STATE_FILE = "raydiag-state.db"
@@ -273,8 +344,10 @@ class Config(BaseModel):
     health_posts: HealthPostConfig = Field(default_factory=HealthPostConfig)
     leader_election: LeaderElectionConfig = Field(default_factory=LeaderElectionConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    verify: VerifyConfig = Field(default_factory=VerifyConfig)
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
     alertmanager: AlertmanagerConfig = Field(default_factory=AlertmanagerConfig)
+    conventions: ConventionsConfig = Field(default_factory=ConventionsConfig)
     # "json": one JSON object per log line (RAYDIAG_LOG_FORMAT overrides).
     log_format: Literal["text", "json"] = "text"
 
@@ -294,7 +367,7 @@ class Config(BaseModel):
             raise ValueError(f"cluster names must be unique; repeated: {', '.join(duplicates)}")
         return self
 
-    @field_validator("state", "health_posts", "leader_election", mode="before")
+    @field_validator("state", "health_posts", "leader_election", "conventions", mode="before")
     @classmethod
     def _section_of_comments(cls, value: object) -> object:
         # A section whose keys are all commented out reads as null in YAML: it means "defaults".
@@ -315,6 +388,13 @@ class Config(BaseModel):
 
     def cluster(self, name: str) -> ClusterConfig | None:
         return next((c for c in self.clusters if c.name == name), None)
+
+    def verify_channel(self, cluster: str) -> str | None:
+        """Where re-verification results about ``cluster`` go: ``verify.channel``, else the channel of
+        the cluster's first configured health-post schedule; None: metrics and the log only."""
+        if self.verify.channel:
+            return self.verify.channel
+        return next((s.channel for s in self.schedules if s.cluster == cluster), None)
 
 
 def load_config(path: Path) -> Config:

@@ -11,6 +11,7 @@ asked for it. Triggers only turn what they were given into a request and deliver
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -28,7 +29,17 @@ if TYPE_CHECKING:
 
 # Who asked: the metrics' ``trigger`` label.
 Trigger = Literal[
-    "slash", "button", "mention", "incident", "shortcut", "paste", "schedule", "cli", "alert", "refresh"
+    "slash",
+    "button",
+    "mention",
+    "incident",
+    "shortcut",
+    "paste",
+    "schedule",
+    "cli",
+    "alert",
+    "refresh",
+    "verify",
 ]
 PASTED = "paste"  # the metrics' cluster label of a diagnosis of pasted text
 
@@ -58,8 +69,10 @@ class _NoMeter:
         return None
 
 
+LOG = logging.getLogger(__name__)
 NO_METER: Meter = _NoMeter()
 CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
+Observer = Callable[[ClusterConfig, Diagnosis, Trigger], object]
 
 __all__ = [
     "NO_METER",
@@ -85,6 +98,11 @@ def target_of(cluster: ClusterConfig, namespace: str | None = None) -> Target:
         context=cluster.context,
         dashboard_url=cluster.dashboard_url,
     )
+
+
+def dashboard_url(cluster: ClusterConfig) -> str:
+    """The Ray dashboard probes talk to: the configured URL, else the head Service's in-cluster name."""
+    return cluster.dashboard_url or target_of(cluster).default_dashboard_url()
 
 
 def live_snapshot(config: Config) -> CollectSnapshot:
@@ -123,6 +141,12 @@ class Diagnoser:
         self._diagnose = diagnose or self._read_and_classify
         self.runs: SharedRuns[Diagnosis] = SharedRuns(config.slack.workers, config.slack.queue)
         self._unshared = itertools.count()  # keys of runs nobody joins: pastes, snapshots
+        self._observers: list[Observer] = []
+
+    def watch(self, observer: Observer) -> None:
+        """Call ``observer(cluster, diagnosis, trigger)`` after each diagnosis of a configured
+        cluster (in the worker that ran it; the started run's trigger when several joined)."""
+        self._observers.append(observer)
 
     # --- clusters ---------------------------------------------------------------------------------
 
@@ -134,6 +158,11 @@ class Diagnoser:
             diagnosis = self._diagnose(cluster, namespace)
             # Every diagnosis of a configured cluster refreshes its series, whatever triggered it.
             self.metrics.record_cluster(cluster.name, diagnosis)
+            for observer in tuple(self._observers):
+                try:
+                    observer(cluster, diagnosis, trigger)
+                except Exception:  # an observer's failure is logged; the diagnosis stands
+                    LOG.exception("an observer of %s's diagnosis failed", cluster.name)
             return diagnosis
 
         return self._submit((cluster.name, namespace), cluster.name, trigger, diagnose)

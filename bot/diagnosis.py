@@ -139,6 +139,27 @@ class ScaleUp(_Model):
     at: datetime | None = None
 
 
+class RayGpuNode(_Model):
+    """An ALIVE Ray node that registers GPUs, tied to Kubernetes through the Pod with its IP: where a
+    GPU probe of its pool may land, and what the node under it really is."""
+
+    node_id: str | None = None
+    ip: str | None = None
+    gpus: float = 0.0
+    # Ray's ``accelerator_type:*`` resources of the node, without the prefix (``A100``).
+    accelerator_types: list[str] = Field(default_factory=new_list)
+    pod: str | None = None  # the Pod with the node's IP; None when none was read
+    # The GPU model of the Kubernetes node that Pod runs on (node labels); None when unknown.
+    kubernetes_model: str | None = None
+    # ``nvidia.com/gpu`` the Pod was given; None when no Pod was read.
+    kubernetes_gpus: float | None = None
+
+
+class ServeApp(_Model):
+    name: str
+    status: str  # RUNNING, DEPLOYING, DEPLOY_FAILED, UNHEALTHY, ...
+
+
 class Capacity(_Model):
     """Where the GPUs are, layer by layer, and what waits: everything the capacity picture and the
     health post show, computed once by the classifier from the same snapshot as the findings.
@@ -158,8 +179,16 @@ class Capacity(_Model):
     device_plugin_pods_not_ready: int | None = None
     pending_pods: list[UnscheduledPod] = Field(default_factory=new_list)  # oldest first
     ready_worker_pods: int | None = None
+    # The RayCluster's worker Pods that exist (not being deleted), and whether its head Pod is Ready
+    # (None when no head Pod was read).
+    worker_pods: int | None = None
+    head_ready: bool | None = None
     # Ray layer.
     ray_nodes_alive: int | None = None
+    ray_gpu_nodes: list[RayGpuNode] = Field(default_factory=new_list)
+    # Serve applications and their status; None when Serve was not read (no dashboard, or a Ray
+    # without the Serve API), empty when Serve runs no application.
+    serve_applications: list[ServeApp] | None = None
     demands: list[RayDemand] = Field(default_factory=new_list)
     gpu_actors: list[GpuActor] = Field(default_factory=new_list)  # most GPUs first
     # Either layer: cluster-autoscaler or Karpenter events, Ray's autoscaler launching nodes.
@@ -174,6 +203,26 @@ class Capacity(_Model):
         return "ray" in self.layers_read
 
 
+class StackVersions(_Model):
+    """The versions of the GPU chain's parts, as the snapshot shows them; None (or empty) when not
+    read. A change between two scheduled runs is what asks for the verification order again."""
+
+    ray: str | None = None  # Ray's own answer, else the RayCluster's spec.rayVersion
+    kuberay_operator: str | None = None  # the operator Pod's image tag
+    nvidia_driver: list[str] = Field(default_factory=new_list)  # distinct, on GPU nodes (node labels)
+    device_plugin: list[str] = Field(default_factory=new_list)  # distinct image tags of its Pods
+
+    def known(self) -> dict[str, str]:
+        """Each part that was read, as one comparable text."""
+        parts = {
+            "ray": self.ray,
+            "kuberay_operator": self.kuberay_operator,
+            "nvidia_driver": ", ".join(self.nvidia_driver) or None,
+            "device_plugin": ", ".join(self.device_plugin) or None,
+        }
+        return {part: value for part, value in parts.items() if value}
+
+
 class Diagnosis(_Model):
     cluster: str | None = None
     # Where the Ray cluster lives; fills {namespace} in commands whose subject has none.
@@ -186,6 +235,7 @@ class Diagnosis(_Model):
     figures: dict[str, str] = Field(default_factory=new_dict)
     # The GPUs layer by layer, for the capacity picture and the health post.
     capacity: Capacity = Field(default_factory=Capacity)
+    versions: StackVersions = Field(default_factory=StackVersions)
 
     @property
     def top(self) -> Finding | None:

@@ -30,6 +30,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _CACHE_KEY = pytest.StashKey[str]()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` each worker's items of an ``xdist_group`` must carry the group in
+    their id (``...@real-ray``): that suffix is all the scheduler groups by. A pytest or xdist
+    release that loses it would run the real-Ray modules on several workers at once, each starting
+    raylets on the same loopback addresses; stop the run instead of letting it be slow and flaky."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    lost = [i.nodeid for i in items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"--dist loadgroup did not group {len(lost)} test(s) (e.g. {lost[0]}): pytest-xdist cannot "
+            "rename test ids with this pytest; see the pin in pyproject.toml"
+        )
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """One real PostgreSQL server for the session (Debian's `postgresql`; `make postgres` installs it)."""

@@ -18,6 +18,7 @@ from bot.classify.capacity import capacity_of
 from bot.classify.context import RAY_CLUSTER_LABEL, Context
 from bot.classify.figures import headline_figures
 from bot.classify.registry import DETECTORS, Hit
+from bot.classify.versions import stack_versions
 from bot.diagnosis import Capacity, Diagnosis, Finding
 from bot.snapshot.model import CollectionError, Snapshot
 from bot.terms import SEVERITY_ORDER
@@ -136,4 +137,5 @@ def _classify(snapshot: Snapshot, catalogue: Catalogue | None) -> Diagnosis:
         notes=list(snapshot.notes),
         figures=headline_figures(context),
         capacity=gpus,
+        versions=stack_versions(context),
     )

@@ -37,8 +37,10 @@ from bot.diagnosis import (
     GpuModelCapacity,
     Gpus,
     RayDemand,
+    RayGpuNode,
     ReadLayer,
     ScaleUp,
+    ServeApp,
     UnscheduledPod,
 )
 from bot.snapshot.gpu import GPU_MODEL_LABELS, advertised_gpus
@@ -314,6 +316,68 @@ def _ready_workers(ctx: Context) -> int:
     )
 
 
+def _worker_pods(ctx: Context) -> int:
+    return sum(1 for pod in ctx.worker_pods if ctx.in_scope(pod) and not pod.deleting)
+
+
+def _head_ready(ctx: Context) -> bool | None:
+    heads = [pod for pod in ctx.head_pods if ctx.in_scope(pod) and not pod.deleting]
+    if not heads:
+        return None
+    return any(pod.phase == "Running" and pod.ready for pod in heads)
+
+
+def _ray_gpu_nodes(ctx: Context) -> list[RayGpuNode]:
+    """The ALIVE Ray nodes that register GPUs or a GPU type, each with the Pod and Kubernetes node
+    under it (through the Pod's IP): where a probe of each pool may land."""
+    pods = {
+        pod.pod_ip: pod
+        for pod in ctx.ray_pods
+        if pod.pod_ip and pod.phase == "Running" and not pod.deleting and ctx.in_scope(pod)
+    }
+    found = []
+    for node in ctx.ray_nodes:
+        gpus = max(0.0, node.resources_total.get(RAY_GPU, 0.0))
+        types = sorted(
+            key.removeprefix(ACCELERATOR_PREFIX)
+            for key in node.resources_total
+            if key.startswith(ACCELERATOR_PREFIX)
+        )
+        if gpus <= 0 and not types:
+            continue
+        pod = pods.get(node.node_ip or "")
+        host = ctx.nodes_by_name.get(pod.node_name or "") if pod is not None else None
+        model = node_model(host) if host is not None else None
+        found.append(
+            RayGpuNode(
+                node_id=node.node_id,
+                ip=node.node_ip,
+                gpus=gpus,
+                accelerator_types=types,
+                pod=pod.name if pod is not None else None,
+                kubernetes_model=None if model in (None, UNKNOWN_MODEL) else model,
+                kubernetes_gpus=pod.gpu_limit() if pod is not None else None,
+            )
+        )
+    return found
+
+
+def _serve_applications(ctx: Context) -> list[ServeApp] | None:
+    """Serve's applications; None when Serve was not read (only a live read asks the dashboard
+    for them, and a Ray without the Serve API leaves them unread)."""
+    ray = ctx.ray
+    if ray is None:
+        return None
+    apps = [ServeApp(name=app.name, status=app.status.upper()) for app in ray.serve_applications]
+    if apps:
+        return apps
+    if ctx.snapshot.origin != "live" or "serve" in ray.unread:
+        return None
+    if any("serve" in error.source.lower() for error in ctx.snapshot.errors):
+        return None
+    return []
+
+
 def _ray_nodes_alive(ray: RayState) -> int:
     return len(ray.alive_nodes) if ray.nodes else ray.node_count or 0
 
@@ -378,7 +442,11 @@ def capacity_of(ctx: Context) -> Capacity:
         device_plugin_pods_not_ready=_plugins_not_ready(ctx),
         pending_pods=_pending_pods(ctx) if ctx.has_kubernetes else [],
         ready_worker_pods=_ready_workers(ctx) if ctx.has_kubernetes else None,
+        worker_pods=_worker_pods(ctx) if ctx.has_kubernetes else None,
+        head_ready=_head_ready(ctx) if ctx.has_kubernetes else None,
         ray_nodes_alive=_ray_nodes_alive(ray) if ray is not None else None,
+        ray_gpu_nodes=_ray_gpu_nodes(ctx) if ray is not None else [],
+        serve_applications=_serve_applications(ctx),
         demands=demands,
         gpu_actors=_gpu_actors(ray) if ray is not None else [],
         scale_ups=_scale_ups(ctx),

@@ -58,6 +58,9 @@ DEVICE_PLUGIN_SELECTORS = (
     "name=nvidia-device-plugin-ds",  # upstream static manifest
     "app.kubernetes.io/name=nvidia-device-plugin",  # upstream Helm chart
 )
+# The KubeRay operator's Pods: its Helm chart and its kustomize base both set this label; their
+# image tag is the operator's version (what the upgrade re-verification compares).
+OPERATOR_SELECTOR = "app.kubernetes.io/component=kuberay-operator"
 PAGE_SIZE = 500
 PROXY_PAGE = "instead of the API's JSON (a proxy or load balancer in front of the API server answered)"
 # Past this many candidate nodes, one paginated list of all Pods costs fewer requests.
@@ -515,6 +518,11 @@ def collect_kubernetes(reader: KubernetesReader, cluster_name: str, namespace: s
                 "network_policies", ApiCall("list", "networking.k8s.io", "v1", "networkpolicies", namespace)
             ),
             lambda r: _kueue(r, namespace),
+            _listed(
+                "operator_pods",
+                _core("pods", labelSelector=OPERATOR_SELECTOR),
+                source="kubernetes kuberay operator pods",
+            ),
         ],
     )
     for key, items in first:

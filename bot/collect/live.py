@@ -132,6 +132,15 @@ def pod_ray_cluster(
     return owner if isinstance(owner, str) and owner else None
 
 
+def credentials_failure(error: Exception) -> CollectionError:
+    """What a collection reports when ``kubernetes_client`` cannot load credentials."""
+    return CollectionError(
+        source="kubernetes config",
+        message=f"cannot load Kubernetes credentials: {error}",
+        hint="pass --kubeconfig/--context, or run inside the cluster with a service account",
+    )
+
+
 def _quiet(_: str) -> None:
     return None
 
@@ -174,12 +183,7 @@ def _read_kubernetes(
     try:
         client = api_client if api_client is not None else kubernetes_client(target)
     except Exception as error:  # a missing or broken kubeconfig is a finding, not a traceback
-        failure = CollectionError(
-            source="kubernetes config",
-            message=f"cannot load Kubernetes credentials: {error}",
-            hint="pass --kubeconfig/--context, or run inside the cluster with a service account",
-        )
-        return [failure], KubernetesObjects(), None
+        return [credentials_failure(error)], KubernetesObjects(), None
     reader = KubernetesReader(client, deadline, call_timeout_s)
     found = collect_kubernetes(reader, target.raycluster_name, target.namespace)
     errors, reader.errors = reader.errors, []

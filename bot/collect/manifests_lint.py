@@ -10,6 +10,11 @@ that a finding can point at it.
 
 A path that does not exist or cannot be read, and a file that is not YAML, raise ``ManifestError``:
 the command cannot say a file is fine when it could not read it.
+
+The nodes the groups are held against come from files (``--nodes``: ``kubectl get nodes -o json``,
+a List, or YAML of Node objects, read by the snapshot's node reader) or from the live cluster
+(``--cluster``: one paginated list of nodes under the collection deadline); a live list that cannot
+be read is a ``CollectionError``, which the command reports as a finding, not a usage error.
 """
 
 from __future__ import annotations
@@ -19,14 +24,20 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bot.collect.deadline import Deadline
+from bot.collect.kubernetes import ApiCall, KubernetesReader
 from bot.collect.paste.found import Found
 from bot.collect.paste.manifests import read_document
 from bot.collect.paste.yaml_blocks import safe_loader
-from bot.snapshot.kubernetes import KubernetesState, RayClusterObject
-from bot.snapshot.model import Snapshot
+from bot.snapshot.from_kubernetes import items, node_from_json
+from bot.snapshot.kubernetes import KubernetesState, Node, RayClusterObject
+from bot.snapshot.model import CollectionError, Snapshot
 from bot.snapshot.quantity import parse_quantity
+
+if TYPE_CHECKING:
+    from bot.collect.live import Target
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -221,11 +232,75 @@ def read_manifests(text: str, path: str) -> list[Manifest]:
     return manifests
 
 
-def snapshot_of(manifest: Manifest) -> Snapshot:
-    """A snapshot holding only the manifest's RayCluster: no Pods, no nodes, no Ray state."""
+def _node_objects(data: object) -> Iterator[Mapping[str, Any]]:
+    """The Node objects of one document: a Node, or the items of a ``List``/``NodeList`` (whose
+    items the API leaves without a ``kind``)."""
+    if not isinstance(data, Mapping):
+        return
+    kind = data.get("kind")
+    if kind == "Node":
+        yield data
+    elif isinstance(kind, str) and kind.endswith("List"):
+        for item in items(data):
+            if isinstance(item, Mapping) and item.get("kind", "Node") == "Node":
+                yield item
+
+
+def read_nodes(text: str, path: str) -> list[Node]:
+    """The nodes of one file: JSON (``kubectl get nodes -o json``) or YAML, one or several
+    documents; ``ManifestError`` when it is neither, or holds no Node."""
+    import yaml  # noqa: PLC0415 - lazy: see _loader
+
+    try:
+        documents: list[object] = [json.loads(text)]
+    except ValueError:
+        try:
+            documents = list(yaml.load_all(text, Loader=safe_loader()))
+        except yaml.YAMLError as error:
+            raise ManifestError(f"{path}: neither JSON nor YAML: {str(error).splitlines()[0]}") from error
+        except RecursionError as error:
+            raise ManifestError(f"{path}: not YAML: nested too deeply") from error
+    nodes = [node for doc in documents for raw in _node_objects(doc) if (node := node_from_json(raw))]
+    if not nodes:
+        raise ManifestError(f"{path}: no Node objects (expected the output of `kubectl get nodes -o json`)")
+    return nodes
+
+
+def read_node_files(paths: Sequence[str]) -> list[Node]:
+    """The nodes of every file, each node once (by name: the last file that lists it wins)."""
+    nodes: dict[str, Node] = {}
+    for path in paths:
+        for node in read_nodes(read_bytes(path), path):
+            nodes[node.name] = node
+    return list(nodes.values())
+
+
+def read_live_nodes(
+    target: Target, deadline_s: float, call_timeout_s: float, api_client: Any = None
+) -> tuple[list[Node] | None, list[CollectionError]]:
+    """The live cluster's nodes, read page by page within ``deadline_s``; None and the errors when
+    they could not be read (no credentials, forbidden, the API server failing or too slow)."""
+    from bot.collect.live import credentials_failure, kubernetes_client  # noqa: PLC0415 - lazy: loads the Kubernetes client
+
+    try:
+        client = api_client if api_client is not None else kubernetes_client(target)
+    except Exception as error:  # a missing or broken kubeconfig is a finding, not a traceback
+        return None, [credentials_failure(error)]
+    reader = KubernetesReader(client, Deadline(deadline_s), call_timeout_s)
+    raw = reader.try_items(ApiCall("list", "", "v1", "nodes"))
+    if raw is None:
+        return None, reader.errors
+    return [node for item in raw if (node := node_from_json(item)) is not None], reader.errors
+
+
+def snapshot_of(manifest: Manifest, nodes: Sequence[Node] | None = None, live: bool = False) -> Snapshot:
+    """A snapshot holding the manifest's RayCluster and, when given, the whole node list (from
+    files, or ``live`` from the cluster): no Pods, no Ray state."""
     return Snapshot(
         cluster=manifest.cluster.name,
         namespace=manifest.cluster.namespace,
-        origin="file",
-        kubernetes=KubernetesState(rayclusters=[manifest.cluster], nodes_complete=False),
+        origin="live" if live else "file",
+        kubernetes=KubernetesState(
+            rayclusters=[manifest.cluster], nodes=list(nodes or ()), nodes_complete=nodes is not None
+        ),
     )

@@ -8,6 +8,8 @@ Slack method and error names come from Slack's own finite vocabulary.
 
 from __future__ import annotations
 
+import contextlib
+from datetime import datetime
 from typing import Literal
 
 from prometheus_client import (
@@ -89,6 +91,35 @@ class Metrics:
         # Both layers of each configured cluster, from its latest diagnosis (bot/observe/layers.py).
         self.layers = LayerGauges(r)
 
+        # The scheduled re-verification (bot/schedule/verify.py): pools are "any" and the
+        # accelerator types Ray registers, so these stay as few as the cluster's GPU types.
+        self.pool_probe_result = Gauge(
+            "raydiag_gpu_probe_result",
+            "1 for the verdict of the latest scheduled GPU probe of each pool (ran, pending, "
+            "wrong_node, no_devices, failed, unreachable, rejected); no other verdict has a series.",
+            ["cluster", "pool", "result"],
+            registry=r,
+        )
+        self.pool_probe_seconds = Gauge(
+            "raydiag_gpu_probe_duration_seconds",
+            "How long the latest scheduled GPU probe of each pool took, submission to verdict.",
+            ["cluster", "pool"],
+            registry=r,
+        )
+        self.pool_probe_at = Gauge(
+            "raydiag_gpu_probe_timestamp_seconds",
+            "When the latest scheduled GPU probe of each pool finished (Unix time).",
+            ["cluster", "pool"],
+            registry=r,
+        )
+        self.verifications = Counter(
+            "raydiag_upgrade_verifications",
+            "Verification orders run after a version change in the GPU chain, by result.",
+            ["cluster", "result"],
+            registry=r,
+        )
+        self._pool_results: dict[tuple[str, str], str] = {}
+
     def __deepcopy__(self, memo: dict[int, object]) -> Metrics:
         # Bolt deep-copies each request (its client included) for lazy listeners; a copy of the
         # counters would count into nothing, so every copy is this same object.
@@ -112,6 +143,20 @@ class Metrics:
 
     def record_probe(self, probe: str, result: ProbeResult) -> None:
         self.probes.labels(probe=probe, result=result).inc()
+
+    def record_pool_probe(self, cluster: str, pool: str, result: str, seconds: float, at: datetime) -> None:
+        """The latest scheduled probe of one pool: its verdict replaces the last one's series."""
+        last = self._pool_results.get((cluster, pool))
+        if last is not None and last != result:
+            with contextlib.suppress(KeyError):
+                self.pool_probe_result.remove(cluster, pool, last)
+        self._pool_results[(cluster, pool)] = result
+        self.pool_probe_result.labels(cluster=cluster, pool=pool, result=result).set(1)
+        self.pool_probe_seconds.labels(cluster=cluster, pool=pool).set(seconds)
+        self.pool_probe_at.labels(cluster=cluster, pool=pool).set(at.timestamp())
+
+    def record_verification(self, cluster: str, passed: bool) -> None:
+        self.verifications.labels(cluster=cluster, result="passed" if passed else "failed").inc()
 
     def record_scheduled_post(self, result: PostResult) -> None:
         self.scheduled_posts.labels(result=result).inc()

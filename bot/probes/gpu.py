@@ -12,9 +12,13 @@ The probe never keeps a GPU and never leaves a demand behind:
 - the task asks for the GPU, not the driver: the entrypoint reserves nothing (no
   ``entrypoint_num_gpus``; the server's default is 0) and the task asks for no CPU, so a busy CPU
   cannot make a healthy GPU look missing;
-- the job is polled until it ends; when ``timeout_s`` passes first, it is stopped and polled again
+- the job is polled until it ends; when time runs out first, it is stopped and polled again
   (bounded) until Ray reports it STOPPED or FAILED. A stopped driver takes its pending task with it,
   so no autoscaler keeps scaling for a probe nobody waits for;
+- time is counted in two parts, so that a slow start is not read as a missing GPU: the job's driver
+  has ``start_timeout_s`` (default: ``timeout_s``) from submission to connect to the cluster (its
+  ``STARTED`` line), and from then on the task has ``timeout_s`` to get its GPU and report. A busy
+  head that is slow to start a Python process delays the probe; it does not make it ``pending``;
 - every HTTP request has a timeout (the Ray client's own requests have none).
 
 Submission ids start with ``raydiag-probe-`` so a leftover is easy to recognise in ``ray job list``.
@@ -254,12 +258,14 @@ def run_gpu_probe(
     poll_s: float = 1.0,
     python: str = "python",
     stop_wait_s: float = 30.0,
+    start_timeout_s: float | None = None,
 ) -> GpuProbeResult:
-    """Submit the one-GPU probe job, wait for it (at most ``timeout_s`` after submission), report.
+    """Submit the one-GPU probe job, wait for it (the driver ``start_timeout_s`` to connect, then
+    the task ``timeout_s`` to run), report.
 
-    Blocks for up to ``timeout_s + stop_wait_s`` plus a few request timeouts; run it off the event
-    loop. Never raises for anything the cluster does: every failure is an ``outcome``.
-    ``python`` is the interpreter on the head that has Ray (``python`` in Ray's images).
+    Blocks for up to ``start_timeout_s + timeout_s + stop_wait_s`` plus a few request timeouts; run
+    it off the event loop. Never raises for anything the cluster does: every failure is an
+    ``outcome``. ``python`` is the interpreter on the head that has Ray (``python`` in Ray's images).
     """
     began = time.monotonic()
     resource = gpu_resource(gpu_type)
@@ -297,7 +303,13 @@ def run_gpu_probe(
         return result("rejected", submission_id=submission_id, error=_reason(error))
 
     try:
-        status, timed_out = _wait(client, submission_id, timeout_s, poll_s)
+        status, timed_out = _wait(
+            client,
+            submission_id,
+            timeout_s,
+            poll_s,
+            timeout_s if start_timeout_s is None else start_timeout_s,
+        )
     except _Lost as lost:
         _stop_quietly(client, submission_id)
         return result(
@@ -385,9 +397,13 @@ class _Lost(Exception):
         self.reason = reason
 
 
-def _wait(client: Any, submission_id: str, timeout_s: float, poll_s: float) -> tuple[str, bool]:
-    """Poll until the job ends or ``timeout_s`` passes; (last status, whether time ran out)."""
-    deadline = time.monotonic() + timeout_s
+def _wait(
+    client: Any, submission_id: str, timeout_s: float, poll_s: float, start_timeout_s: float
+) -> tuple[str, bool]:
+    """Poll until the job ends or time runs out: ``start_timeout_s`` for its driver to connect (the
+    ``STARTED`` line in its logs), then ``timeout_s``; (last status, whether time ran out)."""
+    deadline = time.monotonic() + start_timeout_s
+    started = False
     status = "PENDING"
     while True:
         try:
@@ -396,6 +412,9 @@ def _wait(client: Any, submission_id: str, timeout_s: float, poll_s: float) -> t
             raise _Lost(status, _reason(error)) from error
         if status in TERMINAL:
             return status, False
+        if not started and status == "RUNNING" and MARK + "STARTED" in _logs(client, submission_id):
+            started = True
+            deadline = time.monotonic() + timeout_s
         left = deadline - time.monotonic()
         if left <= 0:
             return status, True

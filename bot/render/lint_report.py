@@ -4,21 +4,23 @@ SARIF 2.1.0 for code-scanning pages.
 Every finding of a lint is about one object of one file, so it travels with its location
 (``Located``). In the diagnosis (text and JSON) the location is the finding's first evidence line,
 ``manifest``: ``<file>:<line> <Kind>/<name>``; in SARIF it is the result's physical location (the
-file and the line of the object's ``metadata.name``) and a logical one (the object).
+file and the line of the object's ``metadata.name``) and a logical one (the object). A finding
+about the run itself (the live nodes could not be read) belongs to no file: it comes first, named
+by what could not be read.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
 from bot.catalogue import Catalogue
 from bot.diagnosis import Diagnosis, Evidence, Finding
-from bot.render.localize import localize
+from bot.render.localize import LocalizedFinding, localize
 from bot.render.messages import Lang
 from bot.render.template import fill
 from bot.terms import SEVERITY_ORDER
@@ -70,19 +72,29 @@ class Located:
 @dataclass(frozen=True)
 class LintResult:
     located: list[Located]
-    # The checks that could not run, as the errors of a diagnosis (a detector that failed).
+    # The checks that could not run, as the errors of a diagnosis (a detector that failed, the
+    # live nodes that could not be read).
     failures: Diagnosis
     files: int
     objects: int
+    # Findings about the run rather than one object: what could not be read (collection-failed).
+    general: list[Finding] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Any]:
         return list(self.failures.errors)
 
+    @property
+    def unreported_errors(self) -> list[Any]:
+        """The errors no finding of ``general`` already reports (a rule that failed)."""
+        reported = {f.params.get("source") for f in self.general}
+        return [e for e in self.errors if e.source not in reported]
+
     def reaches(self, fail_on: str) -> bool:
         """Whether a finding is at least as severe as ``fail_on``, or a check could not run."""
         limit = SEVERITY_ORDER[fail_on]
-        return bool(self.errors) or any(SEVERITY_ORDER[x.finding.severity] <= limit for x in self.located)
+        findings = [x.finding for x in self.located] + self.general
+        return bool(self.errors) or any(SEVERITY_ORDER[f.severity] <= limit for f in findings)
 
 
 def sort_located(located: Sequence[Located]) -> list[Located]:
@@ -113,28 +125,37 @@ def lint_diagnosis(result: LintResult) -> Diagnosis:
     clusters = {x.finding.subject.name for x in result.located}
     return Diagnosis(
         cluster=next(iter(clusters)) if len(clusters) == 1 else None,
-        findings=findings,
+        findings=[*result.general, *findings],
         errors=list(result.failures.errors),
     )
 
 
+def _detail(finding: LocalizedFinding, lang: Lang) -> list[str]:
+    lines = [f"    {evidence.source}: {evidence.text}" for evidence in finding.evidence]
+    if finding.fix:
+        lines.append(f"    {_say('fix', lang)}: {finding.fix[0]}")
+    return lines
+
+
 def render_lint_text(result: LintResult, catalogue: Catalogue, lang: Lang) -> str:
     lines: list[str] = []
+    for general in result.general:
+        finding = localize(general, catalogue, lang, None)
+        lines.append(
+            f"{general.subject.name}: {finding.severity} {finding.code} {finding.rule}: {finding.title}"
+        )
+        lines.extend(_detail(finding, lang))
     for x in sort_located(result.located):
         finding = localize(x.finding, catalogue, lang, x.finding.subject.name, x.namespace)
         lines.append(f"{x.where}: {finding.severity} {finding.code} {finding.rule} {x.obj}: {finding.title}")
-        for evidence in finding.evidence:
-            lines.append(f"    {evidence.source}: {evidence.text}")
-        if finding.fix:
-            lines.append(f"    {_say('fix', lang)}: {finding.fix[0]}")
-    for error in result.errors:
+        lines.extend(_detail(finding, lang))
+    for error in result.unreported_errors:
         lines.append(f"{_say('error', lang)}: {error.source}: {error.message}")
     if not result.objects:
         lines.append(_say("none", lang, files=result.files))
-    elif result.located:
-        lines.append(
-            _say("found", lang, findings=len(result.located), objects=result.objects, files=result.files)
-        )
+    elif result.located or result.general:
+        count = len(result.located) + len(result.general)
+        lines.append(_say("found", lang, findings=count, objects=result.objects, files=result.files))
     else:
         lines.append(_say("clean", lang, objects=result.objects, files=result.files))
     return "\n".join(lines) + "\n"
@@ -165,9 +186,23 @@ def _rule_descriptor(catalogue: Catalogue, rule_id: str, lang: Lang) -> dict[str
 def sarif_log(result: LintResult, catalogue: Catalogue, lang: Lang, version: str) -> dict[str, Any]:
     """One SARIF run: the rules that fired (their code as ``ruleId``) and one result per finding."""
     located = sort_located(result.located)
-    rule_ids = sorted({x.finding.rule for x in located}, key=lambda r: catalogue[r].code)
+    fired = {x.finding.rule for x in located} | {f.rule for f in result.general}
+    rule_ids = sorted(fired, key=lambda r: catalogue[r].code)
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
     results: list[dict[str, Any]] = []
+    for general in result.general:
+        finding = localize(general, catalogue, lang, None)
+        name = general.subject.name or general.subject.kind
+        results.append(
+            {
+                "ruleId": finding.code,
+                "ruleIndex": index[finding.rule],
+                "level": SARIF_LEVEL[finding.severity],
+                "message": {"text": finding.title},
+                "locations": [{"logicalLocations": [{"name": name, "kind": "resource"}]}],
+                "partialFingerprints": {"raydiag/v1": f"{finding.code}|{name}"},
+            }
+        )
     for x in located:
         finding = localize(x.finding, catalogue, lang, x.finding.subject.name, x.namespace)
         location: dict[str, Any] = {"logicalLocations": [{"name": x.obj, "kind": "object"}]}

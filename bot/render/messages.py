@@ -646,6 +646,103 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "diagnoses still work.",
         "zh": "暂时无法读取或修改定时播报（状态数据库没有响应）；诊断功能不受影响。",
     },
+    # --- re-verification on a schedule and after upgrades (bot/schedule/verify.py) ---------------
+    "verify.pool.any": {"en": "any GPU", "zh": "任意 GPU"},
+    "verify.pool.typed": {"en": "`accelerator_type:{pool}`", "zh": "`accelerator_type:{pool}`"},
+    "verify.probe.changed": {
+        "en": "*Scheduled GPU probe on `{cluster}`, {pool}:* {before} → *{after}*",
+        "zh": "*`{cluster}` 的定时 GPU 探测，{pool}：* {before} → *{after}*",
+    },
+    "verify.probe.first": {
+        "en": "*Scheduled GPU probe on `{cluster}`, {pool}:* *{after}* on its first run",
+        "zh": "*`{cluster}` 的定时 GPU 探测，{pool}：* 首次运行结果为 *{after}*",
+    },
+    "verify.probe.again": {
+        "en": "Run it again from any diagnosis thread with the GPU probe button, or read the "
+        "cluster with `/raydiag {cluster}`.",
+        "zh": "可以在任意诊断线程里点 GPU 探测按钮再跑一次，或用 `/raydiag {cluster}` 读取集群现状。",
+    },
+    "verify.verdict.ran": {
+        "en": "The probe asked for one GPU and ran where Ray put it; the node under it agrees.",
+        "zh": "探测任务申请 1 块 GPU 并在 Ray 分配的节点上运行，底层节点的信息也一致。",
+    },
+    "verify.verdict.pending": {
+        "en": "No Ray node took a one-GPU task within {timeout}s; the probe was stopped and holds "
+        "nothing. GPUs that Ray no longer registers (cause 4), GPUs held by other work (cause 5) or a "
+        "GPU type no node registers any more (cause 7) are the usual reasons.",
+        "zh": "{timeout} 秒内没有任何 Ray 节点接收这个单 GPU 任务；探测已停止，不占用资源。"
+        "常见原因：Ray 不再登记这些 GPU（原因 4）、GPU 被其他任务占用（原因 5），"
+        "或已没有节点登记这种 GPU 型号（原因 7）。",
+    },
+    "verify.verdict.wrong_node": {
+        "en": "The probe ran, but on a node whose Kubernetes side disagrees with the pool: its Pod "
+        "`{pod}` sits on a `{kubernetes_model}` node, or was given no GPU at all. Ray's resource "
+        "declarations and the node labels no longer describe the same hardware (cause 7, or 4 for a "
+        "Pod without a GPU).",
+        "zh": "探测运行了，但所在节点的 Kubernetes 信息与该资源池不符：它的 Pod `{pod}` 位于 "
+        "`{kubernetes_model}` 节点上，或者根本没有分到 GPU。Ray 的资源声明与节点标签描述的已不是同一种硬件"
+        "（原因 7；Pod 没有 GPU 时为原因 4）。",
+    },
+    "verify.verdict.no_devices": {
+        "en": "The probe ran but saw no GPU device (CUDA_VISIBLE_DEVICES `{devices}`): Ray hands out a "
+        "GPU the container cannot use. After a driver or device-plugin change this points at the "
+        "GPU stack on the node (cause 3) or at GPUs declared to Ray by hand (cause 4).",
+        "zh": "探测运行了，但没有看到任何 GPU 设备（CUDA_VISIBLE_DEVICES 为 `{devices}`）："
+        "Ray 分出去的 GPU 容器用不了。驱动或 device plugin 变更之后，"
+        "这通常指向节点上的 GPU 软件栈（原因 3），或手工向 Ray 声明的 GPU（原因 4）。",
+    },
+    "verify.verdict.failed": {
+        "en": "The probe job failed before it could report ({error}); it holds nothing. The worker "
+        "environment is the suspect (cause 10 or 8), not GPU scheduling.",
+        "zh": "探测作业在汇报结果前失败（{error}），不占用资源。可疑的是 worker 的运行环境（原因 10 或 8），"
+        "而不是 GPU 调度。",
+    },
+    "verify.verdict.unreachable": {
+        "en": "The probe could not reach the Ray dashboard ({error}); check the head Pod and its "
+        "Service (cause 8).",
+        "zh": "探测连不上 Ray dashboard（{error}）；请检查 head Pod 及其 Service（原因 8）。",
+    },
+    "verify.verdict.rejected": {
+        "en": "Ray's job server refused the probe ({error}); nothing ran.",
+        "zh": "Ray 的作业服务拒绝了探测（{error}），没有任何东西运行。",
+    },
+    "verify.upgrade.title": {
+        "en": "*`{cluster}` changed:* {changes}. Verification order: *{result}*",
+        "zh": "*`{cluster}` 有版本变化：* {changes}。验证顺序结果：*{result}*",
+    },
+    "verify.upgrade.passed": {"en": "passed", "zh": "通过"},
+    "verify.upgrade.failed": {"en": "failed", "zh": "未通过"},
+    "verify.upgrade.first_failed": {
+        "en": "The first step that failed is where to look: {step} (causes {causes}).",
+        "zh": "从第一个未通过的步骤查起：{step}（原因 {causes}）。",
+    },
+    "verify.upgrade.all_passed": {
+        "en": "Every step the snapshot could check held after the change.",
+        "zh": "版本变化之后，所有能检查的步骤都通过了。",
+    },
+    "verify.part.ray": {"en": "Ray", "zh": "Ray"},
+    "verify.part.kuberay_operator": {"en": "KubeRay operator", "zh": "KubeRay operator"},
+    "verify.part.nvidia_driver": {"en": "NVIDIA driver", "zh": "NVIDIA 驱动"},
+    "verify.part.device_plugin": {"en": "device plugin", "zh": "device plugin"},
+    "verify.step.pods_ready": {"en": "Pods scheduled and Ready", "zh": "Pod 已调度且 Ready"},
+    "verify.step.ray_nodes": {
+        "en": "`ray status` shows the nodes and GPUs",
+        "zh": "`ray status` 显示应有的节点和 GPU",
+    },
+    "verify.step.gpu_probe": {"en": "one-GPU probe runs", "zh": "单 GPU 探测能运行"},
+    "verify.step.gpu_type_probe": {
+        "en": "GPU-type probes land on their nodes",
+        "zh": "指定 GPU 型号的探测落到对应节点",
+    },
+    "verify.step.serve": {"en": "Serve applications healthy", "zh": "Serve 应用健康"},
+    "verify.step.holders": {
+        "en": "no leftover actor or placement group holds GPUs",
+        "zh": "没有残留的 actor 或 placement group 占着 GPU",
+    },
+    "verify.status.ok": {"en": "ok", "zh": "通过"},
+    "verify.status.failed": {"en": "failed", "zh": "未通过"},
+    "verify.status.unknown": {"en": "not read", "zh": "未读取"},
+    "verify.status.skipped": {"en": "nothing to check", "zh": "无需检查"},
 }
 
 

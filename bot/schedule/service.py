@@ -2,7 +2,9 @@
 
 Called once by ``raydiag serve`` after the state store opened. The configuration's schedules are
 written into the store under ids derived from their content, so starting twice changes nothing and
-an entry edited in the file becomes a new schedule (the old one is removed).
+an entry edited in the file becomes a new schedule (the old one is removed). The leader's interval
+jobs start here too: the metrics refresh (``metrics.refresh_minutes``) and, with ``verify`` on, the
+re-verification's minute tick (``bot.schedule.verify``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 from bot.config import Config
 from bot.schedule.jobs import HealthScheduler, install
 from bot.schedule.posts import ScheduledPosts, Speaker
+from bot.schedule.verify import TICK_S, VERIFY_JOB, Verifier
+from bot.schedule.verify import Host as VerifyHost
 from bot.store import CONFIG_OWNER, Schedule, Store, config_schedule_id
 from bot.workers import Busy
 
@@ -46,8 +50,9 @@ def configured_schedules(config: Config, now: datetime) -> list[Schedule]:
     return schedules
 
 
-class Host(Speaker, Protocol):
-    """The running bot as scheduled posts see it: a ``Speaker`` with its state store."""
+class Host(VerifyHost, Protocol):
+    """The running bot as scheduled posts and the re-verification see it: a ``Speaker`` with its
+    state store and probe locks."""
 
     @property
     def store(self) -> Store | None: ...
@@ -70,6 +75,10 @@ def start_health_posts(bot: Host, client: WebClient, *, leading: bool = True) ->
     minutes = bot.config.metrics.refresh_minutes
     if minutes > 0 and bot.config.clusters:
         scheduler.every(minutes * 60, lambda: refresh_clusters(bot), REFRESH_JOB)
+    if bot.config.verify.enabled and bot.config.clusters:
+        verifier = Verifier(bot, store, client)
+        bot.diagnoser.watch(verifier.observe)
+        scheduler.every(TICK_S, verifier.tick, VERIFY_JOB)
     return scheduler
 
 

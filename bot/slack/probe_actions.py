@@ -19,10 +19,9 @@ from slack_sdk.errors import SlackApiError
 from bot.collect.deadline import Deadline
 from bot.collect.kubernetes import KubernetesReader
 from bot.collect.live import kubernetes_client
-from bot.config import ClusterConfig
 from bot.deliver.blocks.probes import gpu_probe_message, head_check_message, status_message
 from bot.deliver.slack_poster import post
-from bot.diagnoser import target_of
+from bot.diagnoser import dashboard_url, target_of
 from bot.observe.metrics import ProbeResult
 from bot.probes import Outcome
 from bot.probes.gpu import run_gpu_probe
@@ -35,10 +34,6 @@ from bot.slack.app import Bot, button_press
 LOG = logging.getLogger(__name__)
 GROUP_CACHE_S = 300.0
 _group_cache: dict[str, tuple[float, frozenset[str]]] = {}
-
-
-def dashboard_url(cluster: ClusterConfig) -> str:
-    return cluster.dashboard_url or target_of(cluster).default_dashboard_url()
 
 
 def probe_result(outcome: Outcome) -> ProbeResult:

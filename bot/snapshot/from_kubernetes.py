@@ -249,6 +249,15 @@ def effective_requests(
     return total
 
 
+def _sidecar_names(init_containers: object) -> frozenset[str]:
+    """The init containers that keep running beside the app (``restartPolicy: Always``)."""
+    return frozenset(
+        n
+        for item in _list(init_containers)
+        if dig(item, "restartPolicy") == "Always" and (n := _str(dig(item, "name")))
+    )
+
+
 def _container_statuses(raw: object, init: bool) -> list[ContainerStatus]:
     statuses = []
     for item in _list(raw):
@@ -289,11 +298,7 @@ def pod_from_json(raw: object) -> Pod | None:
     spec = _mapping(dig(raw, "spec"))
     containers = [c for item in _list(spec.get("containers")) if (c := _container(item))]
     init_containers = [c for item in _list(spec.get("initContainers")) if (c := _container(item))]
-    sidecars = frozenset(
-        n
-        for item in _list(spec.get("initContainers"))
-        if dig(item, "restartPolicy") == "Always" and (n := _str(dig(item, "name")))
-    )
+    sidecars = _sidecar_names(spec.get("initContainers"))
     overhead = parse_resource_map(spec.get("overhead"))
     affinity = spec.get("affinity")
     volumes = _list(spec.get("volumes"))
@@ -438,6 +443,10 @@ def endpoints_from_json(raw: object) -> Endpoints | None:
 
 def _group(raw: object, name: str, is_head: bool) -> RayGroup:
     pod_spec = dig(raw, "template", "spec")
+    containers = [c for item in _list(dig(pod_spec, "containers")) if (c := _container(item))]
+    init_items = dig(pod_spec, "initContainers")
+    init_containers = [c for item in _list(init_items) if (c := _container(item))]
+    sidecars = _sidecar_names(init_items)
     return RayGroup(
         name=name,
         is_head=is_head,
@@ -449,7 +458,10 @@ def _group(raw: object, name: str, is_head: bool) -> RayGroup:
         node_selector=_str_map(dig(pod_spec, "nodeSelector")),
         required_node_terms=required_node_terms(dig(pod_spec, "affinity")),
         tolerations=_tolerations(dig(pod_spec, "tolerations")),
-        containers=[c for item in _list(dig(pod_spec, "containers")) if (c := _container(item))],
+        containers=containers,
+        requests=effective_requests(
+            containers, init_containers, parse_resource_map(dig(pod_spec, "overhead")), sidecars
+        ),
     )
 
 
@@ -628,6 +640,7 @@ _READERS: dict[str, Any] = {
     "pvcs": pvc_from_json,
     "network_policies": network_policy_from_json,
     "device_plugin_pods": pod_from_json,
+    "operator_pods": pod_from_json,
     "workloads": workload_from_json,
 }
 

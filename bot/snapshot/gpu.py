@@ -42,6 +42,27 @@ GPU_MODEL_LABELS = (
 )
 # Values of a GPU node label that say the node has no GPU.
 LABEL_OFF = ("false", "0")
+# Where GPU feature discovery writes the NVIDIA driver's version on a node: one label with the
+# whole version (GFD 0.15 and later), else its parts in separate labels (older GFD, and the
+# ``gpu.driver`` spelling some node images use). GKE's ``gke-gpu-driver-version`` says only
+# ``default`` or ``latest``, which is not a version.
+DRIVER_VERSION_LABEL = "nvidia.com/cuda.driver-version.full"
+DRIVER_VERSION_PARTS = (
+    ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"),
+    ("nvidia.com/gpu.driver.major", "nvidia.com/gpu.driver.minor", "nvidia.com/gpu.driver.revision"),
+)
+
+
+def driver_version(node: Node) -> str | None:
+    """The NVIDIA driver version GPU feature discovery labelled the node with (``550.54.15``)."""
+    full = node.labels.get(DRIVER_VERSION_LABEL, "").strip()
+    if full:
+        return full
+    for keys in DRIVER_VERSION_PARTS:
+        parts = [node.labels.get(key, "").strip() for key in keys]
+        if parts[0]:
+            return ".".join(part for part in parts if part)
+    return None
 
 
 def marked_as_gpu_node(node: Node) -> bool:

@@ -254,6 +254,9 @@ class RayGroup(_Model):
     required_node_terms: list[NodeSelectorTerm] = Field(default_factory=new_list)
     tolerations: list[Toleration] = Field(default_factory=new_list)
     containers: list[ContainerSpec] = Field(default_factory=new_list)
+    # What one Pod of the group asks the scheduler for, as ``Pod.requests`` (app containers and
+    # sidecars summed, init containers by the largest); filled by the builder, like a Pod's.
+    requests: dict[str, float] = Field(default_factory=new_dict)
 
     @property
     def ray_container(self) -> ContainerSpec | None:
@@ -356,6 +359,8 @@ class KubernetesState(_Model):
     pvcs: list[PersistentVolumeClaim] = Field(default_factory=new_list)
     network_policies: list[NetworkPolicy] = Field(default_factory=new_list)
     device_plugin_pods: list[Pod] = Field(default_factory=new_list)
+    # The KubeRay operator's Pods (any namespace): their image says the operator's version.
+    operator_pods: list[Pod] = Field(default_factory=new_list)
     logs: list[PodLog] = Field(default_factory=new_list)
     workloads: list[KueueWorkload] = Field(default_factory=new_list)
     _pod_index: PodIndex | None = PrivateAttr(default=None)

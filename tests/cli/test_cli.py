@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main, run
+from bot.cli import EXIT_USAGE, main, run
 from tests.support import scenarios
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,3 +215,13 @@ def test_progress_is_shown_only_for_slow_steps() -> None:
         quick("a fast step")  # finished before it was due: never shown
     time.sleep(0.3)
     assert stream.getvalue() == "raydiag: reading Ray…\n"
+
+
+def test_verify_refuses_a_timeout_out_of_range_before_reading_anything() -> None:
+    for timeout in ("0", "-5", "901"):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main(["verify", "--cluster", "gpu-prod", "--timeout", timeout])
+        assert (
+            code == EXIT_USAGE and "--timeout must be more than 0 and at most 900 seconds" in err.getvalue()
+        )

@@ -27,6 +27,8 @@ from bot.demo import kuberay_state as state
 from bot.demo.local_ray import LocalCluster, running_cluster
 from bot.diagnosis import Diagnosis
 from tests.support.cluster import Bundle
+from tests.support.demo_states import base_state, drop_node, healthy_state, pod
+from tests.support.demo_states import items as _items
 from tests.support.kube_api import ObjectStore, serve
 
 # Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
@@ -81,40 +83,6 @@ def _wait_for_demands(url: str, wanted: int) -> None:
         if len(demands) >= wanted:
             return
         time.sleep(1)
-
-
-def base_state() -> dict[str, Any]:
-    return state.load_state()
-
-
-def _items(raw: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = raw["kubernetes"][key]["items"]
-    return items
-
-
-def drop_pod(raw: dict[str, Any], name: str) -> None:
-    raw["kubernetes"]["pods"]["items"] = [p for p in _items(raw, "pods") if p["metadata"]["name"] != name]
-    raw["kubernetes"]["events"]["items"] = [
-        e for e in _items(raw, "events") if e["involvedObject"]["name"] != name
-    ]
-    raw["kubernetes"]["logs"] = [log for log in raw["kubernetes"].get("logs", []) if log["pod"] != name]
-
-
-def drop_node(raw: dict[str, Any], name: str) -> None:
-    raw["kubernetes"]["nodes"]["items"] = [n for n in _items(raw, "nodes") if n["metadata"]["name"] != name]
-    raw["kubernetes"]["pods"]["items"] = [p for p in _items(raw, "pods") if p["spec"].get("nodeName") != name]
-
-
-def healthy_state() -> dict[str, Any]:
-    raw = base_state()
-    drop_pod(raw, state.LOST_POD)
-    drop_pod(raw, state.A100_PENDING_POD)
-    drop_node(raw, "gpu-a100-2")
-    return raw
-
-
-def pod(raw: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(p for p in _items(raw, "pods") if p["metadata"]["name"] == name)
 
 
 def diagnose(raw: dict[str, Any], tmp_path: Path, dashboard: str) -> tuple[Diagnosis, float, int]:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
 import socket
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +23,7 @@ import pytest
 from bot.collect.deadline import Deadline
 from bot.collect.kubernetes import READ_SCOPES, KubernetesReader
 from bot.collect.live import Target, kubernetes_client
-from bot.demo.local_ray import LocalCluster, dig_list, http_json, running_cluster
+from bot.demo.local_ray import LocalCluster, dig_list, http_json
 from bot.probes import HEAD_VERDICT_MESSAGES, OUTCOMES, PROBE_MESSAGES
 from bot.probes.gpu import (
     MARK,
@@ -43,6 +41,7 @@ from bot.probes.status import MAX_CHARS, clip, ray_status_text, status_text
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, HEAD, NS, Bundle
 from tests.support.kube_api import KubeAPI, ObjectStore, serve
+from tests.support.probe_cluster import probe_cluster
 
 # Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
 pytestmark = pytest.mark.xdist_group("real-ray")
@@ -181,6 +180,39 @@ def test_lost_dashboard_and_interruption_still_stop_the_job(monkeypatch: pytest.
     assert any("still RUNNING" in note for note in result.notes) and stubborn.stopped
 
 
+class SlowStart(FakeJobs):
+    """A job RUNNING from the start whose driver connects (prints STARTED) only after a while."""
+
+    def __init__(self, connects_after_s: float) -> None:
+        super().__init__("RUNNING")
+        self.connects_at = time.monotonic() + connects_after_s
+
+    def get_job_logs(self, submission_id: str) -> str:
+        if time.monotonic() < self.connects_at:
+            return "starting the driver\n"
+        return MARK + 'STARTED {"ray_version": "2.9.3", "cluster_gpus": 2, "resource_total": null}\n'
+
+
+def test_a_slow_driver_start_does_not_count_against_the_wait_for_a_gpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bot.probes import gpu
+
+    slow = SlowStart(connects_after_s=0.4)
+    monkeypatch.setattr(gpu, "_client", lambda *_: slow)
+    began = time.monotonic()
+    result = run_gpu_probe("http://ray:8265", timeout_s=0.3, start_timeout_s=5, poll_s=0.02, stop_wait_s=0.1)
+    # The task waited 0.3 s after the driver connected at 0.4 s: pending, with the driver started.
+    assert result.outcome == "pending_timeout" and result.driver_started
+    assert time.monotonic() - began >= 0.7 and slow.stopped
+
+    never = SlowStart(connects_after_s=60)
+    monkeypatch.setattr(gpu, "_client", lambda *_: never)
+    result = run_gpu_probe("http://ray:8265", timeout_s=5, start_timeout_s=0.2, poll_s=0.02, stop_wait_s=0.1)
+    assert result.outcome == "pending_timeout" and not result.driver_started
+    assert any("driver had not connected" in note for note in result.notes)
+
+
 def test_something_that_is_not_a_ray_dashboard_rejects_the_probe() -> None:
     with serve(ObjectStore.from_bundle(scenarios.healthy())) as api:
         probe = run_gpu_probe(api.url, timeout_s=10)
@@ -251,8 +283,7 @@ def test_kubernetes_unreachable_and_nothing_else_to_check() -> None:
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[LocalCluster]:
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    with running_cluster(say=lambda _: None, extra_env={"PATH": path}) as cluster:
+    with probe_cluster() as cluster:
         yield cluster
 
 

@@ -3,7 +3,10 @@
 Cases come from two places, walked the same way: Python scenarios on the realistic cluster
 (``tests/support/scenarios.py``) and pasted text kept as data, as polaris keeps its checks:
 ``tests/cases/<rule-id>/fires/*.txt`` must make that rule fire through ``parse_paste`` +
-``classify``, ``tests/cases/<rule-id>/quiet/*.txt`` must not. Adding a case needs no Python.
+``classify``, ``tests/cases/<rule-id>/quiet/*.txt`` must not. Adding a case needs no Python. Rules
+that need what only ``raydiag lint`` gives (a node list, the config's conventions) keep their cases
+as manifests in ``tests/fixtures/lint/cases/<rule-id>/{fires,quiet}/*.yaml``, run by
+tests/lint/test_lint_context.py, and count here too.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from bot.snapshot.files import parse_snapshot
 from tests.support.scenarios import CASES, Case
 
 CASE_DIR = Path(__file__).resolve().parents[1] / "cases"
+LINT_CASE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "cases"
 OUTCOMES = ("fires", "quiet")
 
 
@@ -34,6 +38,11 @@ def _paste_cases() -> list[tuple[str, str, Path]]:
 
 
 PASTES = _paste_cases()
+LINT_CASES = [
+    (path.parents[1].name, path.parent.name)
+    for outcome in OUTCOMES
+    for path in sorted(LINT_CASE_DIR.glob(f"*/{outcome}/*.yaml"))
+]
 
 
 def diagnose_case(case: Case) -> Diagnosis:
@@ -106,6 +115,8 @@ def test_every_rule_has_a_firing_and_a_quiet_case() -> None:
     for case in CASES:
         covered.setdefault(case.rule, set()).add(case.expect)
     for rule, expect, _ in PASTES:
+        covered.setdefault(rule, set()).add(expect)
+    for rule, expect in LINT_CASES:
         covered.setdefault(rule, set()).add(expect)
     catalogue = {rule.id for rule in default_catalogue()}
     missing = {rule: set(OUTCOMES) - covered.get(rule, set()) for rule in catalogue}

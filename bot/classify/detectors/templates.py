@@ -5,8 +5,9 @@ deploy, and a paste or a live diagnosis gets them too. Two of them are exact wha
 (a group that selects one GPU model and declares no GPU to Ray; ``num-gpus`` above the GPUs the Pod
 gets). The other two are what the template alone can say about scheduling (a GPU resource name no
 NVIDIA device-plugin strategy advertises; a group sent to GPU nodes without tolerating their taint);
-with the node list in the snapshot the scheduler's own filters are replayed instead (the
-``pending_pod_fit`` rules), so these stay quiet there.
+where the snapshot holds the group's Pods and the node list, the scheduler's own filters are
+replayed on those Pods instead (the ``pending_pod_fit`` rules), so these stay quiet there. A group
+held against a node list or the team's conventions is ``bot.classify.detectors.group_lint``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bot.catalogue import Rule
-from bot.classify.context import Context
+from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, RAY_NODE_TYPE_LABEL, Context
 from bot.classify.detectors.ray_resources import (
     format_shape,
     group_facts,
@@ -55,6 +56,8 @@ _BARE_GPU = re.compile(r"(?i)^(?:gpus?|[\w.-]*nvidia[\w.-]*)$")
 _VENDOR_DOMAIN = "nvidia.com"
 # The taint GPU node pools carry (GKE, AKS with the GPU operator, most EKS and on-premises setups).
 _GPU_TAINT_KEY = GPU_RESOURCE
+# KubeRay's ``ray.io/group`` label on the head Pod; the head group's template is named ``head`` here.
+HEAD_GROUP = "headgroup"
 
 
 def is_advertised_gpu_name(name: str) -> bool:
@@ -144,13 +147,38 @@ def tolerates_gpu_taint(tolerations: Iterable[Toleration]) -> bool:
     return False
 
 
-def _groups(ctx: Context) -> Iterator[tuple[RayClusterObject, RayGroup]]:
+def cluster_groups(ctx: Context) -> Iterator[tuple[RayClusterObject, RayGroup]]:
+    """The head and worker groups of the RayClusters in scope (the diagnosed one, else all)."""
     clusters = list(ctx.kube.rayclusters)
     if ctx.cluster:
         clusters = [c for c in clusters if c.name == ctx.cluster] or clusters
     for cluster in clusters:
         for group in ([cluster.head] if cluster.head else []) + list(cluster.worker_groups):
             yield cluster, group
+
+
+def _groups_with_pods(ctx: Context) -> frozenset[tuple[str, str, str]]:
+    keys = set()
+    for pod in ctx.ray_pods:
+        cluster = pod.labels.get(RAY_CLUSTER_LABEL)
+        head = pod.labels.get(RAY_NODE_TYPE_LABEL) == "head"
+        group = HEAD_GROUP if head else pod.labels.get(RAY_GROUP_LABEL)
+        if cluster and group:
+            keys.add((pod.namespace, cluster, group))
+    return frozenset(keys)
+
+
+def group_pods_replayed(ctx: Context, cluster: RayClusterObject, group: RayGroup) -> bool:
+    """Whether the fit replay judges this group for real: the snapshot has the node list and Pods
+    of the group, whose placement the scheduler's own filters then explain (``pending_pod_fit``).
+    Without them (a manifest, a node list of instance types, a group scaled to zero) only the
+    template can be judged."""
+    if not ctx.kube.nodes:
+        return False
+    name = HEAD_GROUP if group.is_head else group.name
+    return (cluster.namespace, cluster.name, name) in ctx.memo(
+        "groups_with_pods", lambda: _groups_with_pods(ctx)
+    )
 
 
 def _evidence(cluster: RayClusterObject, group: RayGroup, text: str) -> tuple[Evidence, ...]:
@@ -251,11 +279,12 @@ def _taint_untolerated(cluster: RayClusterObject, group: RayGroup, params: dict[
 )
 def group_template(ctx: Context, rule: Rule) -> Iterable[Hit]:
     wanted = TemplateParams.model_validate(rule.params).verdict
-    # With nodes to compare against, the fit replay judges resource names and taints for real.
+    # Where the group's Pods are replayed against the nodes, that replay judges resource names and
+    # taints for real.
     static_only = wanted in ("unknown-gpu-resource", "gpu-taint-untolerated")
-    if static_only and ctx.kube.nodes:
-        return
-    for cluster, group in _groups(ctx):
+    for cluster, group in cluster_groups(ctx):
+        if static_only and group_pods_replayed(ctx, cluster, group):
+            continue
         _, _, params = group_facts(cluster, group)
         if wanted == "unknown-gpu-resource":
             yield from _unknown_resources(cluster, group, params)
