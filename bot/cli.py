@@ -53,17 +53,23 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _add_target_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--namespace", help="namespace of the RayCluster (default: from config, else default)"
-    )
+def _add_target_options(parser: argparse.ArgumentParser, *, ray_cluster: bool = True) -> None:
+    """Where a live cluster is read from; ``ray_cluster=False`` for commands that read only its
+    nodes (``lint --cluster``), which have no namespace or dashboard to choose."""
+    if ray_cluster:
+        parser.add_argument(
+            "--namespace", help="namespace of the RayCluster (default: from config, else default)"
+        )
+    else:
+        parser.set_defaults(namespace=None, dashboard_url=None)
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: in-cluster, then KUBECONFIG/~/.kube/config)"
     )
     parser.add_argument("--context", help="kubeconfig context")
-    parser.add_argument(
-        "--dashboard-url", help="Ray dashboard URL (default: http://<cluster>-head-svc.<ns>.svc...:8265)"
-    )
+    if ray_cluster:
+        parser.add_argument(
+            "--dashboard-url", help="Ray dashboard URL (default: http://<cluster>-head-svc.<ns>.svc...:8265)"
+        )
     parser.add_argument("--config", type=Path, help="raydiag config file (YAML)")
     parser.add_argument("--deadline", type=float, help="seconds the whole collection may take")
 
@@ -139,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="hold the groups against this cluster's live nodes and their labels "
         "(a RayCluster name, or a cluster name from --config)",
     )
-    _add_target_options(lint)
+    _add_target_options(lint, ray_cluster=False)
 
     verify = commands.add_parser(
         "verify",

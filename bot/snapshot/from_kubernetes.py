@@ -9,7 +9,7 @@ caller counts what was skipped if it wants to say so.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -441,7 +441,23 @@ def endpoints_from_json(raw: object) -> Endpoints | None:
     return Endpoints(name=name, namespace=namespace, addresses=addresses, ports=ports)
 
 
-def _group(raw: object, name: str, is_head: bool) -> RayGroup:
+# With in-tree autoscaling on, KubeRay adds its autoscaler as one more container of the head Pod
+# (``BuildAutoscalerContainer``): 500m CPU and 512Mi of memory, requested and limited, unless
+# ``spec.autoscalerOptions.resources`` replaces them. The template does not show it; the Pod asks
+# for it all the same.
+_AUTOSCALER_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
+
+
+def _autoscaler_container(spec: Mapping[str, Any]) -> ContainerSpec | None:
+    resources = dig(spec, "autoscalerOptions", "resources")
+    if not isinstance(resources, Mapping):
+        resources = {"requests": _AUTOSCALER_RESOURCES, "limits": _AUTOSCALER_RESOURCES}
+    return _container({"name": "autoscaler", "resources": resources})
+
+
+def _group(raw: object, name: str, is_head: bool, added: Sequence[ContainerSpec] = ()) -> RayGroup:
+    """One group's template; ``added`` are containers the operator puts into its Pods beside the
+    template's (they count in the Pod's requests, not among the template's containers)."""
     pod_spec = dig(raw, "template", "spec")
     containers = [c for item in _list(dig(pod_spec, "containers")) if (c := _container(item))]
     init_items = dig(pod_spec, "initContainers")
@@ -460,7 +476,7 @@ def _group(raw: object, name: str, is_head: bool) -> RayGroup:
         tolerations=_tolerations(dig(pod_spec, "tolerations")),
         containers=containers,
         requests=effective_requests(
-            containers, init_containers, parse_resource_map(dig(pod_spec, "overhead")), sidecars
+            [*containers, *added], init_containers, parse_resource_map(dig(pod_spec, "overhead")), sidecars
         ),
     )
 
@@ -493,6 +509,8 @@ def raycluster_from_json(raw: object) -> RayClusterObject | None:
         return None
     spec = _mapping(dig(raw, "spec"))
     head_raw = spec.get("headGroupSpec")
+    autoscaling = spec.get("enableInTreeAutoscaling") is True
+    sidecar = _autoscaler_container(spec) if autoscaling else None
     workers = [
         _group(item, _str(dig(item, "groupName")) or f"group-{index}", is_head=False)
         for index, item in enumerate(_list(spec.get("workerGroupSpecs")))
@@ -503,8 +521,12 @@ def raycluster_from_json(raw: object) -> RayClusterObject | None:
         name=name,
         namespace=_str(dig(raw, "metadata", "namespace")) or "default",
         ray_version=_str(spec.get("rayVersion")),
-        autoscaling=spec.get("enableInTreeAutoscaling") is True,
-        head=_group(head_raw, "head", is_head=True) if isinstance(head_raw, Mapping) else None,
+        autoscaling=autoscaling,
+        head=(
+            _group(head_raw, "head", is_head=True, added=[sidecar] if sidecar else [])
+            if isinstance(head_raw, Mapping)
+            else None
+        ),
         worker_groups=workers,
         state=_str(status.get("state")),
         reason=_str(status.get("reason")),

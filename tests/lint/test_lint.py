@@ -564,3 +564,35 @@ spec:
 """
     code, report = _json(["lint", "-"], stdin=text)
     assert (code, report["findings"]) == (0, [])
+
+
+def test_lint_offers_no_namespace_or_dashboard_it_would_ignore(capsys: pytest.CaptureFixture[str]) -> None:
+    # `--cluster` reads only the cluster's nodes: no RayCluster namespace or dashboard to choose.
+    samples = str(Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "kuberay-samples")
+    for option in (["--namespace", "ml"], ["--dashboard-url", "http://ray:8265"]):
+        assert main(["lint", samples, *option]) == 2
+        assert f"unrecognized arguments: {option[0]}" in capsys.readouterr().err
+
+
+def test_the_head_of_an_autoscaling_cluster_counts_kuberays_autoscaler_container() -> None:
+    manifest = yaml.safe_load(
+        (
+            Path(__file__).resolve().parents[1]
+            / "fixtures/lint/cases/k8s-group-exceeds-every-node/fires/head-and-its-autoscaler-past-the-node.yaml"
+        ).read_text(encoding="utf-8")
+    )
+    [default] = read_manifests(yaml.safe_dump(manifest), "default.yaml")
+    assert default.cluster.head is not None
+    assert default.cluster.head.requests["cpu"] == 16.0  # 15.5 of its own and KubeRay's 0.5
+    assert [c.name for c in default.cluster.head.containers] == ["ray-head"]  # the template's only
+    # autoscalerOptions.resources replace the default wholesale; limits stand in for requests.
+    manifest["spec"]["autoscalerOptions"] = {"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+    [sized] = read_manifests(yaml.safe_dump(manifest), "sized.yaml")
+    assert sized.cluster.head is not None and sized.cluster.head.requests["cpu"] == 16.5
+    manifest["spec"]["enableInTreeAutoscaling"] = False
+    [off] = read_manifests(yaml.safe_dump(manifest), "off.yaml")
+    assert off.cluster.head is not None and off.cluster.head.requests["cpu"] == 15.5
+    # Workers get no autoscaler.
+    assert (
+        off.cluster.worker_groups[0].requests["cpu"] == sized.cluster.worker_groups[0].requests["cpu"] == 4.0
+    )

@@ -154,9 +154,11 @@ def _too_large(ctx: Context, cluster: RayClusterObject, group: RayGroup) -> Hit 
     lacking = _lacking(largest, needed)
     has = {r: largest.allocatable.get(r, 0.0) for r in needed}
     requests, allocatable = _amounts(needed), _amounts(has)
+    # The head's requests include the autoscaler container KubeRay adds (bot.snapshot.from_kubernetes).
+    added = " (with the autoscaler container KubeRay adds)" if group.is_head and cluster.autoscaling else ""
     text = (
-        f"requests {requests}; {len(eligible)} of {len(nodes)} node(s) may take it, the closest is "
-        f"{largest.name} with allocatable {allocatable}"
+        f"requests {requests}{added}; {len(eligible)} of {len(nodes)} node(s) may take it, the closest "
+        f"is {largest.name} with allocatable {allocatable}"
     )
     return _hit(
         cluster,
