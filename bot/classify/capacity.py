@@ -157,11 +157,7 @@ class _Capacity:
                 self.tallies[self._demand_model(_wanted_models(pod))].pod_demand += gpus
 
     def count_ray_nodes(self, ray: RayState) -> None:
-        pods_by_ip = {
-            pod.pod_ip: pod
-            for pod in self.ctx.ray_pods
-            if pod.pod_ip and pod.phase == "Running" and self.ctx.in_scope(pod)
-        }
+        pods_by_ip = self.ctx.running_ray_pods_by_ip
         for node in self.ctx.ray_nodes:
             gpus = max(0.0, node.resources_total.get(RAY_GPU, 0.0))
             pod = pods_by_ip.get(node.node_ip or "")
@@ -330,11 +326,6 @@ def _head_ready(ctx: Context) -> bool | None:
 def _ray_gpu_nodes(ctx: Context) -> list[RayGpuNode]:
     """The ALIVE Ray nodes that register GPUs or a GPU type, each with the Pod and Kubernetes node
     under it (through the Pod's IP): where a probe of each pool may land."""
-    pods = {
-        pod.pod_ip: pod
-        for pod in ctx.ray_pods
-        if pod.pod_ip and pod.phase == "Running" and not pod.deleting and ctx.in_scope(pod)
-    }
     found = []
     for node in ctx.ray_nodes:
         gpus = max(0.0, node.resources_total.get(RAY_GPU, 0.0))
@@ -345,7 +336,9 @@ def _ray_gpu_nodes(ctx: Context) -> list[RayGpuNode]:
         )
         if gpus <= 0 and not types:
             continue
-        pod = pods.get(node.node_ip or "")
+        pod = ctx.running_ray_pods_by_ip.get(node.node_ip or "")
+        if pod is not None and pod.deleting:
+            pod = None  # on its way out: not what a probe landing on this node would meet
         host = ctx.nodes_by_name.get(pod.node_name or "") if pod is not None else None
         model = node_model(host) if host is not None else None
         found.append(

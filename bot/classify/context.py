@@ -157,6 +157,16 @@ class Context:
     def worker_pods(self) -> list[Pod]:
         return [p for p in self.ray_pods if p.labels.get(RAY_NODE_TYPE_LABEL) == "worker"]
 
+    @cached_property
+    def running_ray_pods_by_ip(self) -> dict[str, Pod]:
+        """The Running Ray Pods of the diagnosed RayCluster by Pod IP: where a Ray node with that
+        IP runs (the capacity picture and the probe pools tie Ray nodes to Kubernetes with it)."""
+        return {
+            pod.pod_ip: pod
+            for pod in self.ray_pods
+            if pod.pod_ip and pod.phase == "Running" and self.in_scope(pod)
+        }
+
     def in_scope(self, pod: Pod) -> bool:
         """Whether a Ray Pod belongs to the RayCluster being diagnosed (all of them when unnamed).
 

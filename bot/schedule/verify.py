@@ -51,7 +51,7 @@ from bot.probes.verification import (
     version_changes,
 )
 from bot.schedule.posts import Speaker
-from bot.store import PostState, Store, StoreError
+from bot.store import PostState, Schedule, Store, StoreError
 
 if TYPE_CHECKING:  # the client is handed to deliver/, which makes every Slack call
     from slack_sdk import WebClient
@@ -230,7 +230,8 @@ class Verifier:
         news = changes(memory.verdicts, results)
         # Remembered before anything is posted: a post Slack refuses is lost, never repeated.
         self._save(cluster, VerifyMemory(versions, _verdicts(results), now, now), now)
-        posted = [ts for change in news if (ts := self._post_change(cluster, change))]
+        channel = self._channel(cluster, self._schedules(cluster)) if news else None
+        posted = [ts for change in news if (ts := self._post_change(cluster, channel, change))]
         return VerifyOutcome(
             cluster.name, "probed", f"{len(news)} changed", tuple(results), posted=tuple(posted)
         )
@@ -257,7 +258,8 @@ class Verifier:
         # Remembered first, so the upgrade is verified once even when the post is lost.
         self._save(cluster, VerifyMemory(versions, _verdicts(results), now, now), now)
         posted: list[str] = []
-        channel = self._channel(cluster)
+        schedules = self._schedules(cluster)
+        channel = self._channel(cluster, schedules)
         if channel and not self.bot.mutes.muted(cluster.name):
             lang = self.bot.lang(channel, None)
             message = verification_message(
@@ -268,7 +270,7 @@ class Verifier:
                 lang,
                 timeout_s=self.settings.probe_timeout_s,
             )
-            if ts := self._post(channel, message, self._thread(cluster, channel)):
+            if ts := self._post(channel, message, self._thread(channel, schedules)):
                 posted.append(ts)
         return VerifyOutcome(
             cluster.name,
@@ -300,22 +302,25 @@ class Verifier:
 
     # --- where it speaks ------------------------------------------------------------------------
 
-    def _channel(self, cluster: ClusterConfig) -> str | None:
+    def _schedules(self, cluster: ClusterConfig) -> list[Schedule]:
+        """The cluster's health-post schedules (the configured ones are in the store too)."""
+        try:
+            return [s for s in self.store.schedules() if s.cluster == cluster.name]
+        except StoreError as error:
+            LOG.warning("cannot read the schedules of %s: %s", cluster.name, error)
+            return []
+
+    def _channel(self, cluster: ClusterConfig, schedules: Sequence[Schedule]) -> str | None:
         configured = self.bot.config.verify_channel(cluster.name)
         if configured:
             return configured
-        try:
-            stored = [s for s in self.store.schedules() if s.cluster == cluster.name]
-        except StoreError as error:
-            LOG.warning("cannot read the schedules of %s: %s", cluster.name, error)
-            return None
-        return stored[0].channel if stored else None
+        return schedules[0].channel if schedules else None
 
-    def _thread(self, cluster: ClusterConfig, channel: str) -> str | None:
-        """The latest health post about ``cluster`` in ``channel``: the cluster's thread there."""
+    def _thread(self, channel: str, schedules: Sequence[Schedule]) -> str | None:
+        """The latest health post of these schedules in ``channel``: the cluster's thread there."""
         latest: tuple[datetime, str] | None = None
-        for schedule in self.store.schedules():
-            if schedule.cluster != cluster.name or schedule.channel != channel:
+        for schedule in schedules:
+            if schedule.channel != channel:
                 continue
             state = self.store.post_state(schedule.id)
             if state is None or not state.message_ts or state.channel != channel or state.posted_at is None:
@@ -324,8 +329,7 @@ class Verifier:
                 latest = (state.posted_at, state.message_ts)
         return latest[1] if latest else None
 
-    def _post_change(self, cluster: ClusterConfig, change: Change) -> str | None:
-        channel = self._channel(cluster)
+    def _post_change(self, cluster: ClusterConfig, channel: str | None, change: Change) -> str | None:
         if not channel or self.bot.mutes.muted(cluster.name):
             return None
         lang = self.bot.lang(channel, None)

@@ -30,6 +30,7 @@ from bot.observe.metrics import Metrics
 from bot.slack.server import SlackHTTPServer
 from tests.slack.test_bot_scenarios import recorded
 from tests.support import scenarios
+from tests.support.bolt_server import serving
 from tests.support.bot_process import free_port, stop
 from tests.support.cluster import CLUSTER, NS
 from tests.support.waiting import eventually
@@ -186,13 +187,8 @@ def test_every_alert_names_its_command_and_cause() -> None:
 def metrics_server() -> Iterator[tuple[str, Metrics]]:
     metrics = _diagnosed(scenarios.ray_node_reports_no_gpu())
     # No Bolt app: Prometheus only asks GET /metrics.
-    server = SlackHTTPServer(None, "127.0.0.1", 0, metrics=metrics.exposition)
-    server.start_background()
-    try:
-        yield server.url, metrics
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(SlackHTTPServer(None, "127.0.0.1", 0, metrics=metrics.exposition)) as url:
+        yield url, metrics
 
 
 def _query(prometheus: str, expr: str) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from tests.slack.test_startup_checks import serve_env, serve_fails, serve_proces
 from tests.slack.test_triggers_metered import counted
 from tests.support import scenarios
 from tests.support.alertmanager import serve_alertmanager
+from tests.support.bolt_server import serving
 from tests.support.cluster import NS
 from tests.support.kube_api import ObjectStore, serve
 from tests.support.slack_api import SlackWebAPI, serve_slack
@@ -53,12 +54,10 @@ def bot_server(tmp_path: Path, slack: SlackWebAPI) -> Iterator[tuple[str, Bot]]:
         bot = Bot(config=load_config(path), diagnose=recorded(bundle))
         app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
         server = SlackHTTPServer(app, "127.0.0.1", 0, alertmanager=webhook_receiver(bot, app.client, TOKEN))
-        server.start_background()
         try:
-            yield server.url, bot
+            with serving(server) as url:
+                yield url, bot
         finally:
-            server.shutdown()
-            server.server_close()
             bot.runs.shutdown()
 
 

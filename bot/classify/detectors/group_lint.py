@@ -38,10 +38,9 @@ from bot.classify.detectors.ray_resources import (
     group_ray_resources,
     is_gpu_type_resource,
 )
-from bot.classify.detectors.templates import cluster_groups, unknown_gpu_name
+from bot.classify.detectors.templates import cluster_groups, group_hit, unknown_gpu_name
 from bot.classify.fit import BASIC_RESOURCES, selector_requirements
 from bot.classify.registry import Hit, detector
-from bot.diagnosis import Evidence, Subject
 from bot.snapshot.base import new_list
 from bot.snapshot.gpu import GPU_MODEL_LABELS, advertised_gpus, marked_as_gpu_node
 from bot.snapshot.kubernetes import GPU_RESOURCE, Node, Pod, RayClusterObject, RayGroup, Toleration
@@ -72,10 +71,8 @@ def _hit(cluster: RayClusterObject, group: RayGroup, text: str, facts: Mapping[s
     group's params (``group_facts``, the label selector of its Pods) with ``facts``."""
     _, _, params = group_facts(cluster, group)
     own = f"{RAY_NODE_TYPE_LABEL}=head" if group.is_head else f"{RAY_GROUP_LABEL}={group.name}"
-    return Hit(
-        Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
-        (Evidence(source=f"raycluster {cluster.name} group {group.name}", text=text),),
-        {**params, "pod_labels": f"{RAY_CLUSTER_LABEL}={cluster.name},{own}", **facts},
+    return group_hit(
+        cluster, group, text, {**params, "pod_labels": f"{RAY_CLUSTER_LABEL}={cluster.name},{own}", **facts}
     )
 
 

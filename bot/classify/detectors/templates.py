@@ -13,7 +13,7 @@ held against a node list or the team's conventions is ``bot.classify.detectors.g
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -181,8 +181,14 @@ def group_pods_replayed(ctx: Context, cluster: RayClusterObject, group: RayGroup
     )
 
 
-def _evidence(cluster: RayClusterObject, group: RayGroup, text: str) -> tuple[Evidence, ...]:
-    return (Evidence(source=f"raycluster {cluster.name} group {group.name}", text=text),)
+def group_hit(cluster: RayClusterObject, group: RayGroup, text: str, params: Mapping[str, str]) -> Hit:
+    """A finding about one group's template: the RayCluster as its subject, ``text`` as its evidence
+    (named after the group), with ``params``."""
+    return Hit(
+        Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
+        (Evidence(source=f"raycluster {cluster.name} group {group.name}", text=text),),
+        params,
+    )
 
 
 class TemplateParams(BaseModel):
@@ -206,11 +212,7 @@ def _model_undeclared(cluster: RayClusterObject, group: RayGroup, params: dict[s
         return None
     key, value = selected
     text = f"nodeSelector {key}={value}; Ray resources {format_shape(resources)}"
-    return Hit(
-        Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
-        _evidence(cluster, group, text),
-        {**params, "selector_key": key, "selector_value": value},
-    )
+    return group_hit(cluster, group, text, {**params, "selector_key": key, "selector_value": value})
 
 
 def _overstated(cluster: RayClusterObject, group: RayGroup, params: dict[str, str]) -> Hit | None:
@@ -223,11 +225,7 @@ def _overstated(cluster: RayClusterObject, group: RayGroup, params: dict[str, st
         return None
     value = group.ray_start_params["num-gpus"]
     text = f"nvidia.com/gpu limit {gpu_limit:g}; rayStartParams num-gpus: {value!r}"
-    return Hit(
-        Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
-        _evidence(cluster, group, text),
-        {**params, "param": "num-gpus", "value": value},
-    )
+    return group_hit(cluster, group, text, {**params, "param": "num-gpus", "value": value})
 
 
 def _unknown_resources(cluster: RayClusterObject, group: RayGroup, params: dict[str, str]) -> Iterator[Hit]:
@@ -235,10 +233,8 @@ def _unknown_resources(cluster: RayClusterObject, group: RayGroup, params: dict[
         for name in sorted({*container.limits, *container.requests}):
             if unknown_gpu_name(name):
                 text = f"container {container.name} resources: {name}"
-                yield Hit(
-                    Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
-                    _evidence(cluster, group, text),
-                    {**params, "container": container.name, "resource": name},
+                yield group_hit(
+                    cluster, group, text, {**params, "container": container.name, "resource": name}
                 )
 
 
@@ -253,9 +249,10 @@ def _taint_untolerated(cluster: RayClusterObject, group: RayGroup, params: dict[
         return None
     key, value = selected
     text = f"nodeSelector {key}={value}; no toleration for {_GPU_TAINT_KEY}; no {GPU_RESOURCE} limit"
-    return Hit(
-        Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
-        _evidence(cluster, group, text),
+    return group_hit(
+        cluster,
+        group,
+        text,
         {**params, "selector_key": key, "selector_value": value, "taint": f"{_GPU_TAINT_KEY}:NoSchedule"},
     )
 
