@@ -30,6 +30,7 @@ from tests.support.cluster import Bundle
 from tests.support.demo_states import base_state, drop_node, healthy_state, pod
 from tests.support.demo_states import items as _items
 from tests.support.kube_api import ObjectStore, serve
+from tests.support.probe_cluster import wait_for_demands
 
 # Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
@@ -62,7 +63,8 @@ def broken_workload(ray_cluster: LocalCluster) -> Iterator[None]:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and b"READY" not in driver.stdout.readline():
             pass
-        _wait_for_demands(ray_cluster.dashboard_url, 4)
+        # Three wait: gpu-waiter behind the holder's A100, the four-GPU task, the H100 task.
+        wait_for_demands(ray_cluster.dashboard_url, lambda found: len(found) >= 3)
         yield
     finally:
         driver.terminate()
@@ -70,19 +72,6 @@ def broken_workload(ray_cluster: LocalCluster) -> Iterator[None]:
             driver.wait(timeout=20)
         if driver.poll() is None:
             driver.kill()
-
-
-def _wait_for_demands(url: str, wanted: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        from bot.collect.deadline import Deadline
-        from bot.collect.ray_dashboard import DashboardReader, collect_ray
-        from bot.snapshot.ray_json import ray_state
-
-        demands = ray_state(collect_ray(DashboardReader(url, Deadline(10)))).demands
-        if len(demands) >= wanted:
-            return
-        time.sleep(1)
 
 
 def diagnose(raw: dict[str, Any], tmp_path: Path, dashboard: str) -> tuple[Diagnosis, float, int]:

@@ -36,7 +36,7 @@ from tests.support.bot_process import stop
 from tests.support.cluster import Bundle
 from tests.support.demo_states import base_state, healthy_state, node, pod
 from tests.support.kube_api import KubeAPI, ObjectStore, serve
-from tests.support.probe_cluster import probe_cluster
+from tests.support.probe_cluster import probe_cluster, wait_for_demands
 from tests.support.slack_api import Call, SlackWebAPI, serve_slack
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
@@ -78,6 +78,14 @@ time.sleep(3600)
 def ray_cluster() -> Iterator[LocalCluster]:
     with probe_cluster() as cluster:
         yield cluster
+
+
+@pytest.fixture(autouse=True)
+def no_demand_left(ray_cluster: LocalCluster) -> None:
+    """Each test starts from a cluster whose Ray reports nothing waiting: the probes of the test
+    before leave their demands in Ray's report for a few seconds, and a diagnosis that read them
+    would find GPUs held by other work (cause 5)."""
+    wait_for_demands(ray_cluster.dashboard_url, lambda found: not found)
 
 
 def operator_pod(image: str) -> dict[str, Any]:
@@ -354,6 +362,7 @@ def test_raydiag_verify_runs_the_order_from_a_terminal(ray_cluster: LocalCluster
 
         # A Ready worker that never joined Ray: the second step fails, and so does the command.
         objects.add(pod(base_state(), state.LOST_POD))
+        wait_for_demands(ray_cluster.dashboard_url, lambda found: not found)  # the first run's probes
         out = io.StringIO()
         assert cli.run([*args, "--format", "json"], io.StringIO(), out) == cli.EXIT_FINDINGS
         report = json.loads(out.getvalue())
