@@ -3,7 +3,7 @@
 The Web API stand-in answers ``apps.connections.open`` with the loopback server's URL; the server
 speaks slack_sdk's protocol (hello, envelopes, acks, ``disconnect``), as bolt-python's own adapter
 tests do with their mock server. Covered: a slash command, a button, a mention delivered twice, a
-refresh, ``/readyz`` following the socket, and SIGTERM.
+refresh, ``/readyz`` following the socket, SIGTERM, and Alertmanager's webhook on the same port.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qsl
 
+from tests.slack.test_alertmanager_webhook import TOKEN as ALERTMANAGER_TOKEN
+from tests.slack.test_alertmanager_webhook import _post as post_alertmanager
 from tests.slack.test_startup_checks import APP_TOKEN, BOT_TOKEN, serve_env, serve_process
 from tests.support.slack_api import (
     BOT_USER_ID,
@@ -74,7 +76,13 @@ def wait_posts_in_thread(
 
 def test_socket_mode_answers_commands_buttons_and_mentions_across_a_refresh(tmp_path: Path) -> None:
     with serve_slack() as slack, serve_socket_mode(slack) as socket:
-        env = serve_env(tmp_path, slack, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN)
+        env = serve_env(
+            tmp_path,
+            slack,
+            SLACK_BOT_TOKEN=BOT_TOKEN,
+            SLACK_APP_TOKEN=APP_TOKEN,
+            RAYDIAG_ALERTMANAGER_TOKEN=ALERTMANAGER_TOKEN,
+        )
         with serve_process(tmp_path, env) as (process, base, log):
             first = socket.wait_connected(timeout=60)
             # slack_sdk may ask twice at start (its monitor races the first session); one connection opens.
@@ -82,6 +90,12 @@ def test_socket_mode_answers_commands_buttons_and_mentions_across_a_refresh(tmp_
             assert {call.token for call in slack.calls_to("apps.connections.open")} == {APP_TOKEN}
             assert first.path.startswith("/link/?ticket=")
             wait_readyz(base, 200)
+
+            # Alertmanager's webhook is served on the health/metrics port in Socket Mode too.
+            notification = json.dumps({"version": "4", "alerts": []}).encode()
+            assert post_alertmanager(base, notification, "not-the-token")[0] == 401
+            status, said = post_alertmanager(base, notification, ALERTMANAGER_TOKEN)
+            assert status == 503 and "alertmanager.channel" in said  # this config names no channel
 
             # A slash command: its ack carries the ephemeral help, as the HTTP response would.
             help_ack = socket.wait_ack(socket.slash_command(command(slack, "help")))
