@@ -59,7 +59,7 @@ def mark(name):
 import bot.cli
 mark("import bot.cli (argument parser)")
 import bot.catalogue
-mark("import the catalogue module (pydantic, models)")
+mark("import the catalogue module (rule and diagnosis records)")
 catalogue = bot.catalogue.default_catalogue()
 mark("catalogue from the cache")
 from bot.collect.paste import parse_paste

@@ -17,6 +17,7 @@ slower, never different.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -28,9 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from bot.snapshot.base import new_dict, new_list
+from bot.snapshot.base import StrictRecord, problems
 from bot.terms import Layer, Severity
 
 if TYPE_CHECKING:
@@ -59,54 +58,54 @@ class RuleError(ValueError):
     """A rule file is invalid; the message names the file and the field."""
 
 
-class RuleText(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# A rule file is checked by pydantic against these annotations (types, Literal values, no unknown
+# keys) and by ``__post_init__`` (shapes, lengths, every language), which also runs when a rule is
+# rebuilt from the compiled cache.
+class RuleText(StrictRecord):
+    title: str
+    explanation: str
+    fix: list[str]
+    verify: list[str]
 
-    title: str = Field(min_length=3, max_length=140)
-    explanation: str = Field(min_length=10)
-    fix: list[str] = Field(min_length=1)
-    verify: list[str] = Field(min_length=1)
+    def __post_init__(self) -> None:
+        if not 3 <= len(self.title) <= 140:
+            raise ValueError(f"title: must be 3 to 140 characters, not {len(self.title)}")
+        if len(self.explanation) < 10:
+            raise ValueError("explanation: must be at least 10 characters")
+        for name in ("fix", "verify"):
+            if not getattr(self, name):
+                raise ValueError(f"{name}: must have at least one line")
 
 
-class Rule(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Rule(StrictRecord):
     id: str
     code: str
-    cause: int | None = Field(ge=1, le=10)
+    cause: int | None
     layer: Layer
     stage: Stage
     severity: Severity
-    priority: int = Field(default=100, ge=0, le=1000)
+    priority: int = 100
     detector: str
-    params: dict[str, Any] = Field(default_factory=new_dict)
-    supersedes: list[str] = Field(default_factory=new_list)
-    commands: list[str] = Field(default_factory=new_list)
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    supersedes: list[str] = dataclasses.field(default_factory=list)
+    commands: list[str] = dataclasses.field(default_factory=list)
     text: dict[Language, RuleText]
 
-    @field_validator("id")
-    @classmethod
-    def _id_shape(cls, value: str) -> str:
-        if not RULE_ID.match(value):
-            raise ValueError("must be lower-case words joined by '-'")
-        return value
-
-    @field_validator("code")
-    @classmethod
-    def _code_shape(cls, value: str) -> str:
-        if not RULE_CODE.match(value):
-            raise ValueError("must look like RD0101 (RD, then the cause as two digits, then a number)")
-        return value
-
-    @model_validator(mode="after")
-    def _every_language(self) -> Rule:
+    def __post_init__(self) -> None:
+        if not RULE_ID.match(self.id):
+            raise ValueError("id: must be lower-case words joined by '-'")
+        if not RULE_CODE.match(self.code):
+            raise ValueError("code: must look like RD0101 (RD, then the cause as two digits, then a number)")
+        if self.cause is not None and not 1 <= self.cause <= 10:
+            raise ValueError(f"cause: must be 1 to 10, not {self.cause}")
+        if not 0 <= self.priority <= 1000:
+            raise ValueError(f"priority: must be 0 to 1000, not {self.priority}")
         missing = [lang for lang in LANGUAGES if lang not in self.text]
         if missing:
             raise ValueError(f"text is missing language(s): {', '.join(missing)}")
         expected_prefix = f"RD{self.cause or 0:02d}"
         if not self.code.startswith(expected_prefix):
             raise ValueError(f"code {self.code} does not start with {expected_prefix} for cause {self.cause}")
-        return self
 
     def templates(self) -> Iterable[tuple[str, str]]:
         """Every (field path, template) pair, for placeholder checks."""
@@ -161,21 +160,15 @@ def default_rules_dir() -> Path:
     raise RuleError(f"no rules directory found next to {here}")
 
 
-def _describe(error: ValidationError) -> str:
-    parts = []
-    for item in error.errors():
-        where = ".".join(str(p) for p in item["loc"]) or "(top level)"
-        parts.append(f"{where}: {item['msg']}")
-    return "; ".join(parts)
-
-
 def parse_rule(path: Path, raw: object, detectors: Mapping[str, DetectorSpec]) -> Rule:
     if not isinstance(raw, dict):
         raise RuleError(f"{path.name}: expected a mapping at the top level")
+    from pydantic import ValidationError  # noqa: PLC0415 - lazy: only compiling the rules needs pydantic
+
     try:
         rule = Rule.model_validate(raw)
     except ValidationError as error:
-        raise RuleError(f"{path.name}: {_describe(error)}") from error
+        raise RuleError(f"{path.name}: {problems(error)}") from error
     if rule.id != path.stem:
         raise RuleError(f"{path.name}: id: '{rule.id}' must equal the file name '{path.stem}'")
     spec = detectors.get(rule.detector)
@@ -282,14 +275,13 @@ def cache_file(directory: Path, cache_dir: Path) -> Path:
 
 
 def _rule_data(rule: Rule) -> dict[str, Any]:
-    # Only the fields the rule file set: rebuilding then gives the same fields-set and defaults.
-    return rule.model_dump(mode="python", exclude_unset=True)
+    return dataclasses.asdict(rule)
 
 
 def _rebuilt(data: Mapping[str, Any]) -> Rule:
     fields = dict(data)
-    fields["text"] = {lang: RuleText.model_construct(**text) for lang, text in data["text"].items()}
-    return Rule.model_construct(**fields)
+    fields["text"] = {lang: RuleText(**text) for lang, text in data["text"].items()}
+    return Rule(**fields)
 
 
 def _read_cache(path: Path, key: str) -> Catalogue | None:

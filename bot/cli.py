@@ -482,12 +482,11 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None 
     if args.command == "capacity":
         stdout.write(_capacity(args))
         return EXIT_OK
-    from bot.config import Config  # noqa: PLC0415 - lazy: commands that diagnose
     from bot.diagnoser import NO_METER, Diagnoser  # noqa: PLC0415 - lazy: loads every detector
 
     # The same Diagnoser as every trigger of the bot; a terminal has no /metrics, so by default
-    # nothing is counted.
-    diagnoser = Diagnoser(Config(), catalogue=catalogue, metrics=meter or NO_METER)
+    # nothing is counted, and its one diagnosis needs no pool (nor the config's models).
+    diagnoser = Diagnoser(None, catalogue=catalogue, metrics=meter or NO_METER)
     try:
         if args.command == "explain":
             diagnosis = diagnoser.explain(_read_text(args.path, stdin), "cli")

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.catalogue import Catalogue, default_catalogue
 from bot.classify import classify
-from bot.config import ClusterConfig, Config
 from bot.diagnosis import Diagnosis
 from bot.snapshot.model import Snapshot
 from bot.workers import Busy, SharedRuns, Submitted
 
 if TYPE_CHECKING:
     from bot.collect.live import Target
+    from bot.config import ClusterConfig, Config
     from bot.observe.metrics import Metrics
 
 # Who asked: the metrics' ``trigger`` label.
@@ -43,7 +43,7 @@ Trigger = Literal[
 ]
 PASTED = "paste"  # the metrics' cluster label of a diagnosis of pasted text
 
-Diagnose = Callable[[ClusterConfig, str], Diagnosis]
+Diagnose = Callable[["ClusterConfig", str], Diagnosis]
 
 
 class Meter(Protocol):
@@ -71,8 +71,8 @@ class _NoMeter:
 
 LOG = logging.getLogger(__name__)
 NO_METER: Meter = _NoMeter()
-CollectSnapshot = Callable[[ClusterConfig, str], Snapshot]
-Observer = Callable[[ClusterConfig, Diagnosis, Trigger], object]
+CollectSnapshot = Callable[["ClusterConfig", str], Snapshot]
+Observer = Callable[["ClusterConfig", Diagnosis, Trigger], object]
 
 __all__ = [
     "NO_METER",
@@ -123,11 +123,13 @@ class Diagnoser:
 
     ``diagnose`` reads and classifies one cluster; without it, the cluster is read by
     ``snapshot_of`` (the live collector unless a test gives another) and classified here.
+    Without a ``config`` (the command line, which reads its cluster itself), one worker runs the
+    one diagnosis, and the config's pydantic models are never loaded.
     """
 
     def __init__(
         self,
-        config: Config,
+        config: Config | None,
         diagnose: Diagnose | None = None,
         *,
         catalogue: Catalogue | None = None,
@@ -139,7 +141,8 @@ class Diagnoser:
         self.metrics = metrics if metrics is not None else _prometheus()
         self._snapshot_of = snapshot_of
         self._diagnose = diagnose or self._read_and_classify
-        self.runs: SharedRuns[Diagnosis] = SharedRuns(config.slack.workers, config.slack.queue)
+        workers, queue = (config.slack.workers, config.slack.queue) if config is not None else (1, 0)
+        self.runs: SharedRuns[Diagnosis] = SharedRuns(workers, queue)
         self._unshared = itertools.count()  # keys of runs nobody joins: pastes, snapshots
         self._observers: list[Observer] = []
 
@@ -174,7 +177,11 @@ class Diagnoser:
         return self.submit(cluster, namespace, trigger).future.result(timeout=timeout)
 
     def snapshot(self, cluster: ClusterConfig, namespace: str) -> Snapshot:
-        return (self._snapshot_of or live_snapshot(self.config))(cluster, namespace)
+        if self._snapshot_of is not None:
+            return self._snapshot_of(cluster, namespace)
+        if self.config is None:
+            raise RuntimeError("a Diagnoser without a config reads no cluster: give it snapshot_of")
+        return live_snapshot(self.config)(cluster, namespace)
 
     def _read_and_classify(self, cluster: ClusterConfig, namespace: str) -> Diagnosis:
         return classify(self.snapshot(cluster, namespace), self.catalogue)

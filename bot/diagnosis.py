@@ -8,13 +8,11 @@ from the snapshot (an event message, a log line, a figure), never a paraphrase.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.dataclasses import dataclass
-
-from bot.snapshot.base import new_dict, new_list
+from bot.snapshot.base import Record
 from bot.snapshot.errors import CollectionError
 
 # The words shared with the rule catalogue (a leaf, so that the catalogue loads without these models).
@@ -23,8 +21,8 @@ from bot.terms import Layer, Severity
 VerdictLayer = Literal["kubernetes", "ray", "application", "healthy", "unknown"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+class _Model(Record):
+    pass
 
 
 class Subject(_Model):
@@ -56,7 +54,7 @@ class Evidence(_Model):
     text: str
     phrase: str | None = None
     source_phrase: str | None = None
-    values: dict[str, str] = Field(default_factory=new_dict)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 class Finding(_Model):
@@ -66,8 +64,8 @@ class Finding(_Model):
     layer: Layer
     severity: Severity
     subject: Subject
-    evidence: list[Evidence] = Field(default_factory=new_list)
-    params: dict[str, str] = Field(default_factory=new_dict)
+    evidence: list[Evidence] = field(default_factory=list)
+    params: dict[str, str] = field(default_factory=dict)
 
 
 # A count of GPUs at one stage; ``None`` when the layer that holds that stage was not read, which
@@ -79,11 +77,11 @@ UNKNOWN_MODEL = "unknown"
 ANY_MODEL = "any"
 
 
-@dataclass(frozen=True, config=ConfigDict(extra="ignore"))
+@dataclass(frozen=True)
 class GpuModelCapacity:
     """One GPU model's GPUs at each stage they travel through, from a Kubernetes node to work.
 
-    A (pydantic) dataclass, so a row is built positionally and ``dataclasses.asdict`` gives the
+    A positional dataclass, so a row is built positionally and ``dataclasses.asdict`` gives the
     JSON row of ``raydiag capacity``.
     """
 
@@ -120,7 +118,7 @@ class UnscheduledPod(_Model):
 class RayDemand(_Model):
     """Work waiting in Ray for resources: one shape (a placement group's bundles added up), how often."""
 
-    shape: dict[str, float] = Field(default_factory=new_dict)
+    shape: dict[str, float] = field(default_factory=dict)
     count: int = 1
 
 
@@ -147,7 +145,7 @@ class RayGpuNode(_Model):
     ip: str | None = None
     gpus: float = 0.0
     # Ray's ``accelerator_type:*`` resources of the node, without the prefix (``A100``).
-    accelerator_types: list[str] = Field(default_factory=new_list)
+    accelerator_types: list[str] = field(default_factory=list)
     pod: str | None = None  # the Pod with the node's IP; None when none was read
     # The GPU model of the Kubernetes node that Pod runs on (node labels); None when unknown.
     kubernetes_model: str | None = None
@@ -168,16 +166,16 @@ class Capacity(_Model):
     "not read" instead of 0 and infers no cause from it.
     """
 
-    layers_read: list[ReadLayer] = Field(default_factory=new_list)
+    layers_read: list[ReadLayer] = field(default_factory=list)
     # Biggest models first, ``unknown`` and ``any`` last.
-    models: list[GpuModelCapacity] = Field(default_factory=new_list)
+    models: list[GpuModelCapacity] = field(default_factory=list)
     # Kubernetes layer.
     gpu_nodes: int | None = None
     # GPU nodes whose allocatable lists no GPU (device plugin down, driver missing, all unhealthy).
     gpu_nodes_without_allocatable: int | None = None
     # Device-plugin Pods on GPU nodes that are not Running and Ready; None when none were read.
     device_plugin_pods_not_ready: int | None = None
-    pending_pods: list[UnscheduledPod] = Field(default_factory=new_list)  # oldest first
+    pending_pods: list[UnscheduledPod] = field(default_factory=list)  # oldest first
     ready_worker_pods: int | None = None
     # The RayCluster's worker Pods that exist (not being deleted), and whether its head Pod is Ready
     # (None when no head Pod was read).
@@ -185,14 +183,14 @@ class Capacity(_Model):
     head_ready: bool | None = None
     # Ray layer.
     ray_nodes_alive: int | None = None
-    ray_gpu_nodes: list[RayGpuNode] = Field(default_factory=new_list)
+    ray_gpu_nodes: list[RayGpuNode] = field(default_factory=list)
     # Serve applications and their status; None when Serve was not read (no dashboard, or a Ray
     # without the Serve API), empty when Serve runs no application.
     serve_applications: list[ServeApp] | None = None
-    demands: list[RayDemand] = Field(default_factory=new_list)
-    gpu_actors: list[GpuActor] = Field(default_factory=new_list)  # most GPUs first
+    demands: list[RayDemand] = field(default_factory=list)
+    gpu_actors: list[GpuActor] = field(default_factory=list)  # most GPUs first
     # Either layer: cluster-autoscaler or Karpenter events, Ray's autoscaler launching nodes.
-    scale_ups: list[ScaleUp] = Field(default_factory=new_list)
+    scale_ups: list[ScaleUp] = field(default_factory=list)
 
     @property
     def kubernetes_read(self) -> bool:
@@ -209,8 +207,8 @@ class StackVersions(_Model):
 
     ray: str | None = None  # Ray's own answer, else the RayCluster's spec.rayVersion
     kuberay_operator: str | None = None  # the operator Pod's image tag
-    nvidia_driver: list[str] = Field(default_factory=new_list)  # distinct, on GPU nodes (node labels)
-    device_plugin: list[str] = Field(default_factory=new_list)  # distinct image tags of its Pods
+    nvidia_driver: list[str] = field(default_factory=list)  # distinct, on GPU nodes (node labels)
+    device_plugin: list[str] = field(default_factory=list)  # distinct image tags of its Pods
 
     def known(self) -> dict[str, str]:
         """Each part that was read, as one comparable text."""
@@ -227,15 +225,15 @@ class Diagnosis(_Model):
     cluster: str | None = None
     # Where the Ray cluster lives; fills {namespace} in commands whose subject has none.
     namespace: str | None = None
-    findings: list[Finding] = Field(default_factory=new_list)
-    errors: list[CollectionError] = Field(default_factory=new_list)
-    notes: list[str] = Field(default_factory=new_list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[CollectionError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     # Headline figures for the verdict line ("3/4 worker Pods joined Ray", "GPUs: 8 in Kubernetes,
     # 4 in Ray"); keys are stable identifiers, values already formatted.
-    figures: dict[str, str] = Field(default_factory=new_dict)
+    figures: dict[str, str] = field(default_factory=dict)
     # The GPUs layer by layer, for the capacity picture and the health post.
-    capacity: Capacity = Field(default_factory=Capacity)
-    versions: StackVersions = Field(default_factory=StackVersions)
+    capacity: Capacity = field(default_factory=Capacity)
+    versions: StackVersions = field(default_factory=StackVersions)
 
     @property
     def top(self) -> Finding | None:

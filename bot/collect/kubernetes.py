@@ -24,7 +24,7 @@ from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.html_answer import html_summary, is_html
-from bot.snapshot.from_kubernetes import dig, item_reader
+from bot.snapshot.from_kubernetes import dig, item_reader, pod_logs
 from bot.snapshot.gpu import is_gpu_node
 from bot.snapshot.kubernetes import KubernetesState, Pod
 from bot.snapshot.model import CollectionError
@@ -390,8 +390,8 @@ class KubernetesObjects:
     def state(self) -> KubernetesState:
         """The Kubernetes half of the snapshot. Without the node list the fit replay cannot count
         "0/N nodes"; ``nodes_complete`` says so."""
-        return KubernetesState.model_validate(
-            {**self.by_field, "logs": self.logs, "nodes_complete": "nodes" in self.by_field}
+        return KubernetesState(
+            **self.by_field, logs=pod_logs(self.logs), nodes_complete="nodes" in self.by_field
         )
 
 

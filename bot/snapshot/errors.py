@@ -3,14 +3,11 @@ catalogue that names its types) can be loaded without building every snapshot mo
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from bot.snapshot.base import Record
 from bot.snapshot.redact import Redacted
 
 
-class CollectionError(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
+class CollectionError(Record):
     source: str
     message: Redacted
     hint: str | None = None

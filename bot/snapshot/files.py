@@ -19,8 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from bot.snapshot.from_kubernetes import kubernetes_state
 from bot.snapshot.model import SCHEMA, CollectionError, Snapshot, TextLine
 from bot.snapshot.ray import RayState
@@ -59,6 +57,8 @@ def snapshot_from_bundle(raw: Mapping[str, Any]) -> Snapshot:
 
 
 def parse_snapshot(raw: object) -> Snapshot:
+    from pydantic import ValidationError  # noqa: PLC0415 - lazy: only a snapshot file needs pydantic
+
     if not isinstance(raw, Mapping):
         raise SnapshotError("expected a JSON object at the top level")
     try:

@@ -30,6 +30,7 @@ from bot.snapshot.kubernetes import (
     PersistentVolumeClaim,
     Pod,
     PodAffinityTerm,
+    PodLog,
     RayClusterObject,
     RayGroup,
     RayJobObject,
@@ -704,7 +705,23 @@ def kubernetes_state(raw: Mapping[str, object], nodes_complete: bool = True) -> 
     ``logs`` may be given as ``[{"pod", "namespace", "container", "lines"}]``.
     """
     fields: dict[str, Any] = {name: read_list(name, raw.get(name)) for name in _READERS if name in raw}
-    logs = raw.get("logs")
-    if isinstance(logs, list):
-        fields["logs"] = [entry for entry in logs if isinstance(entry, Mapping) and entry.get("pod")]
-    return KubernetesState.model_validate({**fields, "nodes_complete": nodes_complete})
+    return KubernetesState(**fields, logs=pod_logs(raw.get("logs")), nodes_complete=nodes_complete)
+
+
+def pod_logs(entries: object) -> list[PodLog]:
+    """Log tails given as ``[{"pod", "namespace", "container", "lines"}]``; entries without a Pod
+    are dropped, and lines that are not text are skipped."""
+    logs: list[PodLog] = []
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("pod"), str) or not entry["pod"]:
+            continue
+        namespace, container, lines = entry.get("namespace"), entry.get("container"), entry.get("lines")
+        logs.append(
+            PodLog(
+                pod=entry["pod"],
+                namespace=namespace if isinstance(namespace, str) and namespace else "default",
+                container=container if isinstance(container, str) else None,
+                lines=[line for line in lines if isinstance(line, str)] if isinstance(lines, list) else [],
+            )
+        )
+    return logs

@@ -9,18 +9,18 @@ ignored, and nothing in a snapshot is a secret value (no env values, no Secret d
 
 from __future__ import annotations
 
+from dataclasses import field
 from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
-
-from bot.snapshot.base import SnapshotModel, new_dict, new_list
+from bot.snapshot.base import Record
 from bot.snapshot.pod_index import PodIndex, index_pods
 from bot.snapshot.redact import Redacted, RedactedLines
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
-class _Model(SnapshotModel):
+class _Model(Record):
     pass
 
 
@@ -42,22 +42,22 @@ class LabelRequirement(_Model):
 
     key: str
     operator: str = "In"
-    values: list[str] = Field(default_factory=new_list)
+    values: list[str] = field(default_factory=list)
 
 
 class NodeSelectorTerm(_Model):
-    match_expressions: list[LabelRequirement] = Field(default_factory=new_list)
-    match_fields: list[LabelRequirement] = Field(default_factory=new_list)
+    match_expressions: list[LabelRequirement] = field(default_factory=list)
+    match_fields: list[LabelRequirement] = field(default_factory=list)
 
 
 class PodAffinityTerm(_Model):
     """A required (anti-)affinity term: which Pods, in which topology domain."""
 
     anti: bool = False
-    match_labels: dict[str, str] = Field(default_factory=new_dict)
-    match_expressions: list[LabelRequirement] = Field(default_factory=new_list)
+    match_labels: dict[str, str] = field(default_factory=dict)
+    match_expressions: list[LabelRequirement] = field(default_factory=list)
     topology_key: str = "kubernetes.io/hostname"
-    namespaces: list[str] = Field(default_factory=new_list)
+    namespaces: list[str] = field(default_factory=list)
 
 
 class Condition(_Model):
@@ -70,12 +70,12 @@ class Condition(_Model):
 
 class Node(_Model):
     name: str
-    labels: dict[str, str] = Field(default_factory=new_dict)
-    taints: list[Taint] = Field(default_factory=new_list)
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[Taint] = field(default_factory=list)
     unschedulable: bool = False
-    capacity: dict[str, float] = Field(default_factory=new_dict)
-    allocatable: dict[str, float] = Field(default_factory=new_dict)
-    conditions: list[Condition] = Field(default_factory=new_list)
+    capacity: dict[str, float] = field(default_factory=dict)
+    allocatable: dict[str, float] = field(default_factory=dict)
+    conditions: list[Condition] = field(default_factory=list)
     internal_ip: str | None = None
     created: datetime | None = None
 
@@ -87,10 +87,10 @@ class Node(_Model):
 class ContainerSpec(_Model):
     name: str
     image: str | None = None
-    requests: dict[str, float] = Field(default_factory=new_dict)
-    limits: dict[str, float] = Field(default_factory=new_dict)
-    env_names: list[str] = Field(default_factory=new_list)
-    command: RedactedLines = Field(default_factory=new_list)
+    requests: dict[str, float] = field(default_factory=dict)
+    limits: dict[str, float] = field(default_factory=dict)
+    env_names: list[str] = field(default_factory=list)
+    command: RedactedLines = field(default_factory=list)
 
 
 class ContainerStatus(_Model):
@@ -119,38 +119,45 @@ class Pod(_Model):
     node_name: str | None = None
     pod_ip: str | None = None
     host_ip: str | None = None
-    labels: dict[str, str] = Field(default_factory=new_dict)
+    labels: dict[str, str] = field(default_factory=dict)
     owner: OwnerRef | None = None
     created: datetime | None = None
     deleting: bool = False
     scheduler_name: str | None = None
-    scheduling_gates: list[str] = Field(default_factory=new_list)
-    containers: list[ContainerSpec] = Field(default_factory=new_list)
-    init_containers: list[ContainerSpec] = Field(default_factory=new_list)
-    overhead: dict[str, float] = Field(default_factory=new_dict)
+    scheduling_gates: list[str] = field(default_factory=list)
+    containers: list[ContainerSpec] = field(default_factory=list)
+    init_containers: list[ContainerSpec] = field(default_factory=list)
+    overhead: dict[str, float] = field(default_factory=dict)
     # Effective scheduling request as kube-scheduler computes it: max(sum of app containers,
     # largest init container) plus overhead. Filled by the builders so rules never recompute it.
-    requests: dict[str, float] = Field(default_factory=new_dict)
-    node_selector: dict[str, str] = Field(default_factory=new_dict)
-    required_node_terms: list[NodeSelectorTerm] = Field(default_factory=new_list)
-    tolerations: list[Toleration] = Field(default_factory=new_list)
-    pvc_names: list[str] = Field(default_factory=new_list)
-    pod_affinity_terms: list[PodAffinityTerm] = Field(default_factory=new_list)
+    requests: dict[str, float] = field(default_factory=dict)
+    node_selector: dict[str, str] = field(default_factory=dict)
+    required_node_terms: list[NodeSelectorTerm] = field(default_factory=list)
+    tolerations: list[Toleration] = field(default_factory=list)
+    pvc_names: list[str] = field(default_factory=list)
+    pod_affinity_terms: list[PodAffinityTerm] = field(default_factory=list)
     has_topology_spread: bool = False
     # Only the conditions the classifier reads are kept (see _KEPT_POD_CONDITIONS).
-    conditions: list[Condition] = Field(default_factory=new_list)
-    container_statuses: list[ContainerStatus] = Field(default_factory=new_list)
+    conditions: list[Condition] = field(default_factory=list)
+    container_statuses: list[ContainerStatus] = field(default_factory=list)
     status_reason: str | None = None
     status_message: Redacted | None = None
     # Set by the pasted-text parser when only a `kubectl get pods` row was seen: the STATUS column.
     display_status: str | None = None
-    # Derived when the Pod is built (never serialised): read for every Pod of a large cluster, they
-    # save walking its container statuses and labels on each pass.
-    troubled: bool = Field(default=False, exclude=True)
-    is_ray: bool = Field(default=False, exclude=True)
+    # Derived when the Pod is made (``troubled``, ``is_ray``; attributes, not fields, so never
+    # written out): read for every Pod of a large cluster, they save walking its container
+    # statuses and labels on each pass.
 
-    @model_validator(mode="after")
-    def _derive_flags(self) -> Pod:
+    def __post_init__(self) -> None:
+        # Only the conditions the classifier reads are kept.
+        if any(c.type not in _KEPT_POD_CONDITIONS for c in self.conditions):
+            object.__setattr__(
+                self, "conditions", [c for c in self.conditions if c.type in _KEPT_POD_CONDITIONS]
+            )
+        # Most Pods carry the same admission-added tolerations; one shared list serves them all.
+        if self.tolerations and len(_TOLERATIONS) < 10_000:
+            key = tuple((t.key, t.operator, t.value, t.effect) for t in self.tolerations)
+            object.__setattr__(self, "tolerations", _TOLERATIONS.setdefault(key, self.tolerations))
         troubled = any(
             s.restart_count or (not s.ready and not (s.init and s.exit_code == 0))
             for s in self.container_statuses
@@ -158,19 +165,10 @@ class Pod(_Model):
         is_ray = "ray.io/node-type" in self.labels or "ray.io/cluster" in self.labels
         object.__setattr__(self, "troubled", troubled)
         object.__setattr__(self, "is_ray", is_ray)
-        return self
 
-    @field_validator("conditions")
-    @classmethod
-    def _kept_conditions(cls, conditions: list[Condition]) -> list[Condition]:
-        return [c for c in conditions if c.type in _KEPT_POD_CONDITIONS]
-
-    @field_validator("tolerations")
-    @classmethod
-    def _shared_tolerations(cls, tolerations: list[Toleration]) -> list[Toleration]:
-        # Most Pods carry the same admission-added tolerations; one shared list serves them all.
-        key = tuple((t.key, t.operator, t.value, t.effect) for t in tolerations)
-        return _TOLERATIONS.setdefault(key, tolerations) if len(_TOLERATIONS) < 10_000 else tolerations
+    if TYPE_CHECKING:
+        troubled: ClassVar[bool]
+        is_ray: ClassVar[bool]
 
     @property
     def key(self) -> tuple[str, str]:
@@ -223,8 +221,8 @@ class Service(_Model):
     namespace: str = "default"
     type: str = "ClusterIP"
     cluster_ip: str | None = None
-    selector: dict[str, str] = Field(default_factory=new_dict)
-    ports: list[ServicePort] = Field(default_factory=new_list)
+    selector: dict[str, str] = field(default_factory=dict)
+    ports: list[ServicePort] = field(default_factory=list)
 
 
 class EndpointAddress(_Model):
@@ -236,8 +234,8 @@ class EndpointAddress(_Model):
 class Endpoints(_Model):
     name: str
     namespace: str = "default"
-    addresses: list[EndpointAddress] = Field(default_factory=new_list)
-    ports: list[int] = Field(default_factory=new_list)
+    addresses: list[EndpointAddress] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
 
 
 class RayGroup(_Model):
@@ -249,14 +247,14 @@ class RayGroup(_Model):
     min_replicas: int | None = None
     max_replicas: int | None = None
     suspend: bool = False
-    ray_start_params: dict[str, str] = Field(default_factory=new_dict)
-    node_selector: dict[str, str] = Field(default_factory=new_dict)
-    required_node_terms: list[NodeSelectorTerm] = Field(default_factory=new_list)
-    tolerations: list[Toleration] = Field(default_factory=new_list)
-    containers: list[ContainerSpec] = Field(default_factory=new_list)
+    ray_start_params: dict[str, str] = field(default_factory=dict)
+    node_selector: dict[str, str] = field(default_factory=dict)
+    required_node_terms: list[NodeSelectorTerm] = field(default_factory=list)
+    tolerations: list[Toleration] = field(default_factory=list)
+    containers: list[ContainerSpec] = field(default_factory=list)
     # What one Pod of the group asks the scheduler for, as ``Pod.requests`` (app containers and
     # sidecars summed, init containers by the largest); filled by the builder, like a Pod's.
-    requests: dict[str, float] = Field(default_factory=new_dict)
+    requests: dict[str, float] = field(default_factory=dict)
 
     @property
     def ray_container(self) -> ContainerSpec | None:
@@ -269,10 +267,10 @@ class RayClusterObject(_Model):
     ray_version: str | None = None
     autoscaling: bool = False
     head: RayGroup | None = None
-    worker_groups: list[RayGroup] = Field(default_factory=new_list)
+    worker_groups: list[RayGroup] = field(default_factory=list)
     state: str | None = None
     reason: str | None = None
-    conditions: list[Condition] = Field(default_factory=new_list)
+    conditions: list[Condition] = field(default_factory=list)
     ready_workers: int | None = None
     desired_workers: int | None = None
     owner: OwnerRef | None = None
@@ -294,17 +292,17 @@ class RayServiceObject(_Model):
     name: str
     namespace: str = "default"
     service_status: str | None = None
-    conditions: list[Condition] = Field(default_factory=new_list)
+    conditions: list[Condition] = field(default_factory=list)
     cluster_name: str | None = None
-    app_statuses: dict[str, str] = Field(default_factory=new_dict)
-    app_messages: dict[str, Redacted] = Field(default_factory=new_dict)
+    app_statuses: dict[str, str] = field(default_factory=dict)
+    app_messages: dict[str, Redacted] = field(default_factory=dict)
 
 
 class ResourceQuota(_Model):
     name: str
     namespace: str = "default"
-    hard: dict[str, float] = Field(default_factory=new_dict)
-    used: dict[str, float] = Field(default_factory=new_dict)
+    hard: dict[str, float] = field(default_factory=dict)
+    used: dict[str, float] = field(default_factory=dict)
 
 
 class PersistentVolumeClaim(_Model):
@@ -318,9 +316,9 @@ class PersistentVolumeClaim(_Model):
 class NetworkPolicy(_Model):
     name: str
     namespace: str = "default"
-    pod_selector: dict[str, str] = Field(default_factory=new_dict)
+    pod_selector: dict[str, str] = field(default_factory=dict)
     selects_all: bool = False
-    policy_types: list[str] = Field(default_factory=new_list)
+    policy_types: list[str] = field(default_factory=list)
     ingress_rules: int = 0
     egress_rules: int = 0
 
@@ -340,41 +338,39 @@ class PodLog(_Model):
     pod: str
     namespace: str = "default"
     container: str | None = None
-    lines: RedactedLines = Field(default_factory=new_list)
+    lines: RedactedLines = field(default_factory=list)
 
 
 class KubernetesState(_Model):
-    nodes: list[Node] = Field(default_factory=new_list)
+    nodes: list[Node] = field(default_factory=list)
     # False when the snapshot carries only some nodes (a pasted `describe node`): the fit
     # explainer then cannot count "0/N nodes" and says so instead of guessing.
     nodes_complete: bool = True
-    pods: list[Pod] = Field(default_factory=new_list)
-    events: list[Event] = Field(default_factory=new_list)
-    services: list[Service] = Field(default_factory=new_list)
-    endpoints: list[Endpoints] = Field(default_factory=new_list)
-    rayclusters: list[RayClusterObject] = Field(default_factory=new_list)
-    rayjobs: list[RayJobObject] = Field(default_factory=new_list)
-    rayservices: list[RayServiceObject] = Field(default_factory=new_list)
-    resource_quotas: list[ResourceQuota] = Field(default_factory=new_list)
-    pvcs: list[PersistentVolumeClaim] = Field(default_factory=new_list)
-    network_policies: list[NetworkPolicy] = Field(default_factory=new_list)
-    device_plugin_pods: list[Pod] = Field(default_factory=new_list)
+    pods: list[Pod] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
+    endpoints: list[Endpoints] = field(default_factory=list)
+    rayclusters: list[RayClusterObject] = field(default_factory=list)
+    rayjobs: list[RayJobObject] = field(default_factory=list)
+    rayservices: list[RayServiceObject] = field(default_factory=list)
+    resource_quotas: list[ResourceQuota] = field(default_factory=list)
+    pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
+    network_policies: list[NetworkPolicy] = field(default_factory=list)
+    device_plugin_pods: list[Pod] = field(default_factory=list)
     # The KubeRay operator's Pods (any namespace): their image says the operator's version.
-    operator_pods: list[Pod] = Field(default_factory=new_list)
-    logs: list[PodLog] = Field(default_factory=new_list)
-    workloads: list[KueueWorkload] = Field(default_factory=new_list)
-    _pod_index: PodIndex | None = PrivateAttr(default=None)
+    operator_pods: list[Pod] = field(default_factory=list)
+    logs: list[PodLog] = field(default_factory=list)
+    workloads: list[KueueWorkload] = field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _index_pods(self) -> KubernetesState:
+    def __post_init__(self) -> None:
         # Built here, once, while the Pods are fresh; see bot.snapshot.pod_index for why.
-        self._pod_index = index_pods(self.pods)
-        return self
+        object.__setattr__(self, "_pod_index", index_pods(self.pods))
 
     @property
     def pod_index(self) -> PodIndex:
-        """The shared views of the Pods (rebuilt only for an object made without validation)."""
-        index = self._pod_index
-        if index is None or index.source is not self.pods:
-            index = self._pod_index = index_pods(self.pods)
+        """The shared views of the Pods (rebuilt if the list was swapped after the state was made)."""
+        index: PodIndex = self.__dict__["_pod_index"]
+        if index.source is not self.pods:
+            index = index_pods(self.pods)
+            object.__setattr__(self, "_pod_index", index)
         return index

@@ -8,12 +8,11 @@ and lets a user share a snapshot from an air-gapped cluster. A layer that was no
 
 from __future__ import annotations
 
+from dataclasses import field
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from bot.snapshot.base import new_list
+from bot.snapshot.base import Record
 from bot.snapshot.errors import CollectionError
 from bot.snapshot.kubernetes import KubernetesState
 from bot.snapshot.ray import RayState
@@ -23,10 +22,8 @@ SCHEMA = "raydiag.snapshot/v1"
 __all__ = ["SCHEMA", "CollectionError", "Snapshot", "TextLine"]
 
 
-class TextLine(BaseModel):
+class TextLine(Record):
     """A line of free text worth matching: a log line, a warning, a pasted message."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
 
     source: str
     text: Redacted
@@ -35,19 +32,17 @@ class TextLine(BaseModel):
     container: str | None = None
 
 
-class Snapshot(BaseModel):
-    schema_: Literal["raydiag.snapshot/v1"] = Field(default="raydiag.snapshot/v1", alias="schema")
+class Snapshot(Record):
+    schema: Literal["raydiag.snapshot/v1"] = "raydiag.snapshot/v1"
     cluster: str | None = None
     namespace: str | None = None
     collected_at: datetime | None = None
     origin: Literal["live", "file", "paste"] = "file"
     kubernetes: KubernetesState | None = None
     ray: RayState | None = None
-    texts: list[TextLine] = Field(default_factory=new_list)
-    errors: list[CollectionError] = Field(default_factory=new_list)
-    notes: list[str] = Field(default_factory=new_list)
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    texts: list[TextLine] = field(default_factory=list)
+    errors: list[CollectionError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True, exclude_defaults=False, indent=1)
+        return self.model_dump_json(indent=1)

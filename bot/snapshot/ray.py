@@ -11,15 +11,14 @@ into ``totals``/``used`` and ``nodes`` stays empty, and the classifier reasons w
 
 from __future__ import annotations
 
+from dataclasses import field
 from datetime import datetime
 
-from pydantic import Field
-
-from bot.snapshot.base import SnapshotModel, new_dict, new_list
+from bot.snapshot.base import Record
 from bot.snapshot.redact import Redacted, RedactedLines
 
 
-class _Model(SnapshotModel):
+class _Model(Record):
     pass
 
 
@@ -29,10 +28,10 @@ class RayNode(_Model):
     state: str = "ALIVE"
     is_head: bool = False
     node_type: str | None = None
-    resources_total: dict[str, float] = Field(default_factory=new_dict)
+    resources_total: dict[str, float] = field(default_factory=dict)
     # None when the source does not say what is free on this node.
     resources_available: dict[str, float] | None = None
-    labels: dict[str, str] = Field(default_factory=new_dict)
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def alive(self) -> bool:
@@ -42,10 +41,10 @@ class RayNode(_Model):
 class Demand(_Model):
     """Work waiting for resources: a task/actor shape, or a placement group's bundles."""
 
-    shape: dict[str, float] = Field(default_factory=new_dict)
+    shape: dict[str, float] = field(default_factory=dict)
     count: int = 1
     kind: str = "task"  # task | actor | task_or_actor | placement_group | request
-    bundles: list[dict[str, float]] = Field(default_factory=new_list)
+    bundles: list[dict[str, float]] = field(default_factory=list)
     strategy: str | None = None
     infeasible: bool = False
     # Ray's own message said the request fits a node but the resources are claimed now (the
@@ -83,7 +82,7 @@ class RayActor(_Model):
     node_id: str | None = None
     job_id: str | None = None
     pid: int | None = None
-    required_resources: dict[str, float] = Field(default_factory=new_dict)
+    required_resources: dict[str, float] = field(default_factory=dict)
     detached: bool = False
     ray_namespace: str | None = None
     start_time: datetime | None = None
@@ -95,7 +94,7 @@ class RayTask(_Model):
     name: str | None = None
     state: str = "PENDING_NODE_ASSIGNMENT"
     job_id: str | None = None
-    required_resources: dict[str, float] = Field(default_factory=new_dict)
+    required_resources: dict[str, float] = field(default_factory=dict)
 
 
 class PlacementGroup(_Model):
@@ -103,7 +102,7 @@ class PlacementGroup(_Model):
     name: str | None = None
     state: str = "CREATED"
     strategy: str = "PACK"
-    bundles: list[dict[str, float]] = Field(default_factory=new_list)
+    bundles: list[dict[str, float]] = field(default_factory=list)
     detached: bool = False
     creator_job_id: str | None = None
     job_dead: bool = False
@@ -113,14 +112,14 @@ class ServeDeployment(_Model):
     name: str
     status: str = "UNKNOWN"
     message: Redacted = ""
-    replica_states: dict[str, int] = Field(default_factory=new_dict)
+    replica_states: dict[str, int] = field(default_factory=dict)
 
 
 class ServeApplication(_Model):
     name: str
     status: str = "UNKNOWN"
     message: Redacted = ""
-    deployments: list[ServeDeployment] = Field(default_factory=new_list)
+    deployments: list[ServeDeployment] = field(default_factory=list)
 
 
 class RayJobInfo(_Model):
@@ -135,7 +134,7 @@ class NodeType(_Model):
     """A template the autoscaler can launch: a KubeRay worker group or a cluster-launcher node type."""
 
     name: str
-    resources: dict[str, float] = Field(default_factory=new_dict)
+    resources: dict[str, float] = field(default_factory=dict)
     # True when the template lists its resources explicitly (cluster-launcher ``resources:`` or
     # rayStartParams ``resources``/``num-gpus``), so a missing key really is missing.
     explicit: bool = False
@@ -151,8 +150,8 @@ class TuneTrials(_Model):
     """Ray Tune's trials by state (``PENDING``, ``RUNNING``, ``TERMINATED``...), as its status
     output reports them, with the lines of the paste that say so."""
 
-    counts: dict[str, int] = Field(default_factory=new_dict)
-    quotes: RedactedLines = Field(default_factory=new_list)
+    counts: dict[str, int] = field(default_factory=dict)
+    quotes: RedactedLines = field(default_factory=list)
 
     @property
     def pending(self) -> int:
@@ -165,33 +164,33 @@ class TuneTrials(_Model):
 
 class RayState(_Model):
     version: str | None = None
-    nodes: list[RayNode] = Field(default_factory=new_list)
+    nodes: list[RayNode] = field(default_factory=list)
     # Cluster-wide figures when per-node ones are not known (plain `ray status`).
-    totals: dict[str, float] = Field(default_factory=new_dict)
-    used: dict[str, float] = Field(default_factory=new_dict)
+    totals: dict[str, float] = field(default_factory=dict)
+    used: dict[str, float] = field(default_factory=dict)
     node_count: int | None = None
-    node_groups: dict[str, int] = Field(default_factory=new_dict)
-    pending_nodes: list[str] = Field(default_factory=new_list)
-    recent_failures: RedactedLines = Field(default_factory=new_list)
+    node_groups: dict[str, int] = field(default_factory=dict)
+    pending_nodes: list[str] = field(default_factory=list)
+    recent_failures: RedactedLines = field(default_factory=list)
     # ``(x used of y reserved in placement groups)``: what groups reserve (free only to their own
     # work) and how much of it that work uses, cluster-wide.
-    reserved: dict[str, float] = Field(default_factory=new_dict)
-    reserved_used: dict[str, float] = Field(default_factory=new_dict)
+    reserved: dict[str, float] = field(default_factory=dict)
+    reserved_used: dict[str, float] = field(default_factory=dict)
     # ``totals`` come from a plain ``ray status`` (Ray 2.4+), which leaves ``accelerator_type:``
     # resources out: their absence there says nothing.
     accelerator_types_hidden: bool = False
-    demands: list[Demand] = Field(default_factory=new_list)
-    node_types: list[NodeType] = Field(default_factory=new_list)
-    actors: list[RayActor] = Field(default_factory=new_list)
-    pending_tasks: list[RayTask] = Field(default_factory=new_list)
-    placement_groups: list[PlacementGroup] = Field(default_factory=new_list)
-    serve_applications: list[ServeApplication] = Field(default_factory=new_list)
-    jobs: list[RayJobInfo] = Field(default_factory=new_list)
+    demands: list[Demand] = field(default_factory=list)
+    node_types: list[NodeType] = field(default_factory=list)
+    actors: list[RayActor] = field(default_factory=list)
+    pending_tasks: list[RayTask] = field(default_factory=list)
+    placement_groups: list[PlacementGroup] = field(default_factory=list)
+    serve_applications: list[ServeApplication] = field(default_factory=list)
+    jobs: list[RayJobInfo] = field(default_factory=list)
     tune: TuneTrials | None = None
     # Parts of the Ray layer this release's dashboard has no endpoint for (part -> the paths that
     # answered 404): what they would show is unknown, not empty. Only ``serve`` for now (Ray 2.5's
     # dashboard has no Serve REST API).
-    unread: dict[str, list[str]] = Field(default_factory=new_dict)
+    unread: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def alive_nodes(self) -> list[RayNode]:

@@ -2,15 +2,14 @@
 
 Log lines and messages are quoted verbatim as evidence, into Slack channels and shared snapshot
 files; a token printed by a misbehaving entrypoint must not travel with them. Redaction happens in
-the snapshot models themselves (``Redacted`` fields), so no collector can forget it.
+the snapshot models themselves (``Redacted`` fields, redacted when a record is made; see
+``bot.snapshot.base``), so no collector can forget it.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Annotated
-
-from pydantic import AfterValidator
 
 MASK = "[REDACTED]"
 
@@ -58,5 +57,12 @@ def redact_lines(lines: list[str]) -> list[str]:
     return [redact(line) for line in lines]
 
 
-Redacted = Annotated[str, AfterValidator(redact)]
-RedactedLines = Annotated[list[str], AfterValidator(redact_lines)]
+class _Marker:
+    """Says, in a field's annotation, that ``Record`` redacts the field (pydantic ignores it)."""
+
+    def __repr__(self) -> str:
+        return "redacted"
+
+
+Redacted = Annotated[str, _Marker()]
+RedactedLines = Annotated[list[str], _Marker()]

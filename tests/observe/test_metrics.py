@@ -31,7 +31,6 @@ def _finding(severity: str) -> Finding:
         cause=8,
         layer="ray",
         severity=severity,
-        title="t",
         subject=Subject(kind="Pod", name="w", namespace="ml"),
     )
 

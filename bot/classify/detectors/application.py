@@ -8,12 +8,11 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from bot.catalogue import Rule
 from bot.classify.context import Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.kubernetes import RayJobObject
 
 _BAD_SERVE = {"DEPLOY_FAILED", "UNHEALTHY"}
@@ -70,8 +69,7 @@ def serve_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
 
 
-class UnreadParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class UnreadParams(StrictRecord):
     part: Literal["serve"]
 
 
@@ -82,7 +80,7 @@ def ray_part_unread(ctx: Context, rule: Rule) -> Iterable[Hit]:
     Quiet when the same facts came another way: Serve applications a RayService reports, or read
     from a pasted ``serve status``.
     """
-    part = UnreadParams.model_validate(rule.params).part
+    part = UnreadParams(**rule.params).part
     paths = ctx.ray.unread.get(part) if ctx.ray else None
     if not paths or ctx.ray is None or ctx.ray.serve_applications:
         return
@@ -166,8 +164,7 @@ def job_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
         )
 
 
-class DeadlineParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class DeadlineParams(StrictRecord):
     # ``before-start``: its Ray job never ran (not submitted, or PENDING); ``while-running``: it ran.
     when: Literal["before-start", "while-running"]
 
@@ -175,7 +172,7 @@ class DeadlineParams(BaseModel):
 @detector("job_deadline", ("job", "status", "message", "deadline", "cluster_name"), DeadlineParams)
 def job_deadline(ctx: Context, rule: Rule) -> Iterable[Hit]:
     """A RayJob that KubeRay failed at its activeDeadlineSeconds, split by whether it had started."""
-    when = DeadlineParams.model_validate(rule.params).when
+    when = DeadlineParams(**rule.params).when
     for job in ctx.kube.rayjobs:
         status = (job.job_status or "").upper()
         if not _ended_by_deadline(job) or status in _FAILED_JOB:

@@ -29,8 +29,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from bot.catalogue import Rule
 from bot.classify.context import Context
 from bot.classify.fit import (
@@ -42,6 +40,7 @@ from bot.classify.fit import (
 )
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import StrictRecord
 
 Refusal = Literal["limit", "backoff", "template", "too-small", "no-match"]
 
@@ -59,9 +58,12 @@ _AFTER_RESOURCES = frozenset({"volume", "topology"})
 _BASIC = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
-class RefusalParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    verdicts: list[Refusal] = Field(min_length=1)
+class RefusalParams(StrictRecord):
+    verdicts: list[Refusal]
+
+    def __post_init__(self) -> None:
+        if not self.verdicts:
+            raise ValueError("verdicts: should have at least 1 item")
 
 
 @dataclass
@@ -178,7 +180,7 @@ def _analyse(ctx: Context) -> list[tuple[_PodRefusal, list[Refusal]]]:
 
 @detector("autoscaler_refusal", ("pod", "message", "reasons", "resource"), RefusalParams)
 def autoscaler_refusal(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = RefusalParams.model_validate(rule.params).verdicts
+    wanted = RefusalParams(**rule.params).verdicts
     for record, verdicts in ctx.memo("autoscaler_refusal", lambda: _analyse(ctx)):
         mine = [v for v in verdicts if v in wanted]
         if not mine:
@@ -330,15 +332,14 @@ def _gke_messages(ctx: Context) -> list[_GkeMessage]:
     return found
 
 
-class GkeParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class GkeParams(StrictRecord):
     reading: GkeReading
 
 
 @detector("gke_autoscaler_messages", ("message_id", "parameters", "messages"), GkeParams)
 def gke_autoscaler_messages(ctx: Context, rule: Rule) -> Iterable[Hit]:
     """GKE cluster-autoscaler visibility reasons, one finding per reading with every id quoted."""
-    wanted = GkeParams.model_validate(rule.params).reading
+    wanted = GkeParams(**rule.params).reading
     mine = [
         m
         for m in ctx.memo("gke_autoscaler_messages", lambda: _gke_messages(ctx))

@@ -12,12 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.kubernetes import Pod
 
 
@@ -47,8 +46,7 @@ def _head_params(ctx: Context, pod: Pod) -> dict[str, str]:
     }
 
 
-class JoinParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class JoinParams(StrictRecord):
     # ip: a Pod whose IP has no Ray node; count: fewer Ray nodes than running worker Pods, which
     # ones the paste cannot tell; unready: no Ray layer, but a worker runs unready and restarts.
     match: Literal["ip", "count", "unready"] = "ip"
@@ -289,7 +287,7 @@ def _join_hits(ctx: Context) -> list[_JoinHit]:
 
 @detector("worker_not_joined", JOIN_PROVIDES, JoinParams)
 def worker_not_joined(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = JoinParams.model_validate(rule.params).match
+    wanted = JoinParams(**rule.params).match
     for found in ctx.memo("worker_not_joined", lambda: _join_hits(ctx)):
         if found.match == wanted:
             yield found.hit

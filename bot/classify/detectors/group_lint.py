@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import field
 from difflib import SequenceMatcher
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Literal
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, RAY_NODE_TYPE_LABEL, Context
@@ -41,7 +40,7 @@ from bot.classify.detectors.ray_resources import (
 from bot.classify.detectors.templates import cluster_groups, group_hit, unknown_gpu_name
 from bot.classify.fit import BASIC_RESOURCES, selector_requirements
 from bot.classify.registry import Hit, detector
-from bot.snapshot.base import new_list
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS, advertised_gpus, marked_as_gpu_node
 from bot.snapshot.kubernetes import GPU_RESOURCE, Node, Pod, RayClusterObject, RayGroup, Toleration
 from bot.snapshot.node_filter import classes, eligible_nodes, matches_node_affinity
@@ -97,8 +96,7 @@ def _selected(group: RayGroup) -> Iterator[tuple[str, str]]:
 # --- the node list -------------------------------------------------------------------------------
 
 
-class GroupNodesParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class GroupNodesParams(StrictRecord):
     verdict: Literal["exceeds-every-node", "gpu-label-on-no-node", "label-on-no-node"]
     # Set by ``raydiag lint`` (``lint_rules``); the rule files leave it off (see the docstring).
     enabled: bool = False
@@ -247,7 +245,7 @@ def _absent_label_hits(ctx: Context, cluster: RayClusterObject, group: RayGroup,
     GroupNodesParams,
 )
 def group_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    params = GroupNodesParams.model_validate(rule.params)
+    params = GroupNodesParams(**rule.params)
     wanted = params.verdict
     # "Every node" and "no node" need the whole list; a paste shows some nodes only.
     if not params.enabled or not ctx.kube.nodes or not ctx.kube.nodes_complete:
@@ -267,20 +265,26 @@ def group_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
 # --- the conventions -----------------------------------------------------------------------------
 
 
-class GpuModelEntry(BaseModel):
+class GpuModelEntry(StrictRecord):
     """One entry of ``conventions.gpu_models`` (validated with the config in ``bot.config``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     label: str
     value: str
     ray_resource: str
 
 
-class ConventionParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ConventionParams(StrictRecord):
     verdict: Literal["resource-mismatch", "value-unknown"]
     # Filled by ``raydiag lint --config`` from the configuration; the rule files leave it empty.
-    gpu_models: list[GpuModelEntry] = Field(default_factory=new_list)
+    gpu_models: list[GpuModelEntry] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Built from the rule's params (``ConventionParams(**rule.params)``) the entries are still
+        # the config's mappings; pydantic has made them entries already.
+        given: list[Any] = self.gpu_models
+        if any(not isinstance(entry, GpuModelEntry) for entry in given):
+            entries = [e if isinstance(e, GpuModelEntry) else GpuModelEntry(**e) for e in given]
+            object.__setattr__(self, "gpu_models", entries)
 
 
 def _closest(word: str, candidates: Iterable[str]) -> tuple[str, float]:
@@ -385,7 +389,7 @@ def _convention_hits(
     ConventionParams,
 )
 def group_conventions(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    params = ConventionParams.model_validate(rule.params)
+    params = ConventionParams(**rule.params)
     if not params.gpu_models:
         return
     for cluster, group in cluster_groups(ctx):

@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from bot.catalogue import Rule
 from bot.classify import kubelet
 from bot.classify.context import RAY_CLUSTER_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.kubernetes import Pod
 
 MAX_EVIDENCE = 4
@@ -24,9 +23,12 @@ MAX_EVIDENCE = 4
 _EVENT_REASON = re.compile(r"^(?P<reason>[A-Za-z][\w./-]*): (?P<message>.*)$", re.DOTALL)
 
 
-class KubeletParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    verdicts: list[kubelet.KubeletKind] = Field(min_length=1)
+class KubeletParams(StrictRecord):
+    verdicts: list[kubelet.KubeletKind]
+
+    def __post_init__(self) -> None:
+        if not self.verdicts:
+            raise ValueError("verdicts: should have at least 1 item")
 
 
 _Found = dict[
@@ -145,7 +147,7 @@ def _join_unnamed(found: _Found) -> _Found:
     KubeletParams,
 )
 def kubelet_verdicts(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = set(KubeletParams.model_validate(rule.params).verdicts)
+    wanted = set(KubeletParams(**rule.params).verdicts)
     for verdict, subject, facts, evidence in ctx.memo("kubelet_verdicts", lambda: _verdicts(ctx)).values():
         if verdict.kind not in wanted:
             continue

@@ -8,13 +8,12 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context, Text
 from bot.classify.detectors.scheduling import UNNAMED_NODE_PREFIX
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import LEGACY_GPU_RESOURCE, advertised_gpus, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, ContainerStatus, Pod
 from bot.snapshot.quantity import format_amount
@@ -23,8 +22,7 @@ from bot.snapshot.quantity import format_amount
 _GPU_RESOURCE_NAMED = re.compile(re.escape(GPU_RESOURCE))
 
 
-class GpuNodeParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class GpuNodeParams(StrictRecord):
     verdict: Literal[
         "no-allocatable", "legacy-resource", "device-plugin-down", "unmarked-no-gpu", "unhealthy-devices"
     ]
@@ -55,7 +53,7 @@ def _plugin_pods_by_node(ctx: Context) -> dict[str, list[Pod]]:
     GpuNodeParams,
 )
 def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = GpuNodeParams.model_validate(rule.params).verdict
+    wanted = GpuNodeParams(**rule.params).verdict
     if wanted == "unmarked-no-gpu":
         yield from _unmarked_nodes_without_gpu(ctx)
         return
@@ -192,8 +190,7 @@ def _unmarked_nodes_without_gpu(ctx: Context) -> Iterator[Hit]:
         )
 
 
-class FailureParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FailureParams(StrictRecord):
     reason: Literal["image-pull", "crash-loop", "config-error"]
 
 
@@ -249,7 +246,7 @@ def failing_pods(ctx: Context) -> list[tuple[Pod, list[tuple[ContainerStatus, st
     FailureParams,
 )
 def pod_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = FailureParams.model_validate(rule.params).reason
+    wanted = FailureParams(**rule.params).reason
     for pod, failing in ctx.memo("pod_failures", lambda: failing_pods(ctx)):
         matching = [s for s, kind in failing if kind == wanted]
         if not matching:
@@ -321,8 +318,7 @@ _REFUSED_POD = re.compile(r"\bpods? \\?\"(?P<pod>[^\"\\]+)\\?\" is forbidden")
 QuotaForm = Literal["exceeded", "must-specify"]
 
 
-class QuotaParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class QuotaParams(StrictRecord):
     form: QuotaForm = "exceeded"
 
 
@@ -385,7 +381,7 @@ def _quota_fields(message: str) -> tuple[QuotaForm, dict[str, str]]:
     QuotaParams,
 )
 def quota_exceeded(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = QuotaParams.model_validate(rule.params).form
+    wanted = QuotaParams(**rule.params).form
     seen: set[tuple[str | None, str]] = set()
     for subject, where, message in _quota_messages(ctx):
         form, fields = _quota_fields(message)
@@ -483,14 +479,13 @@ def scheduling_gates(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
 
 
-class CollectionParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CollectionParams(StrictRecord):
     source_prefix: str
 
 
 @detector("collection_errors", ("source", "message", "hint"), CollectionParams)
 def collection_errors(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    prefix = CollectionParams.model_validate(rule.params).source_prefix
+    prefix = CollectionParams(**rule.params).source_prefix
     for error in ctx.snapshot.errors:
         if not error.source.startswith(prefix):
             continue
@@ -536,8 +531,7 @@ _WINDOW = 8
 AutopilotCategory = Literal["node-constraint", "over-maximum", "unsupported"]
 
 
-class AutopilotParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AutopilotParams(StrictRecord):
     category: AutopilotCategory
 
 
@@ -604,7 +598,7 @@ def _autopilot_denials(ctx: Context) -> list[tuple[AutopilotCategory, Text, dict
 @detector("autopilot_denials", ("constraint", "violation", "key", "known_values", "pod"), AutopilotParams)
 def autopilot_denials(ctx: Context, rule: Rule) -> Iterable[Hit]:
     """GKE Autopilot refused the workload at admission: no Pod exists, so no scheduler speaks."""
-    wanted = AutopilotParams.model_validate(rule.params).category
+    wanted = AutopilotParams(**rule.params).category
     grouped: dict[Subject, tuple[dict[str, str], list[Evidence]]] = {}
     for category, text, params in ctx.memo("autopilot_denials", lambda: _autopilot_denials(ctx)):
         if category != wanted:

@@ -18,13 +18,11 @@ from datetime import datetime
 from functools import cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
-from bot.snapshot.base import new_list
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS
 from bot.snapshot.kubernetes import RayClusterObject, RayGroup
 from bot.snapshot.quantity import format_amount, parse_quantity
@@ -848,8 +846,7 @@ def _template_verdict(
     return "infeasible"
 
 
-class DemandParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class DemandParams(StrictRecord):
     verdict: DemandVerdictKind
 
 
@@ -882,7 +879,7 @@ DEMAND_PROVIDES = (
 
 @detector("ray_demands", DEMAND_PROVIDES, DemandParams)
 def ray_demands(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = DemandParams.model_validate(rule.params).verdict
+    wanted = DemandParams(**rule.params).verdict
     for result in ctx.memo("ray_demands", lambda: analyse_demands(ctx)):
         if result.verdict == wanted:
             yield Hit(
@@ -1021,8 +1018,7 @@ def gpu_total_registration(ctx: Context, rule: Rule) -> Iterable[Hit]:
     )
 
 
-class StartParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class StartParams(StrictRecord):
     verdict: Literal["hides-gpu", "model-mismatch"]
 
 
@@ -1056,7 +1052,7 @@ def group_facts(cluster: RayClusterObject, group: RayGroup) -> tuple[dict[str, f
     StartParams,
 )
 def ray_start_params(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = StartParams.model_validate(rule.params).verdict
+    wanted = StartParams(**rule.params).verdict
     for cluster in _clusters_in_scope(ctx):
         groups = ([cluster.head] if cluster.head else []) + list(cluster.worker_groups)
         for group in groups:
@@ -1175,12 +1171,11 @@ def leftover_actors(ctx: Context, rule: Rule) -> Iterable[Hit]:
         )
 
 
-class FailureParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FailureParams(StrictRecord):
     # ``raycluster``: KubeRay's ReplicaFailure condition (the operator could not create a Pod);
     # ``ray-autoscaler``: the Ray autoscaler's own failures, from ``ray status`` or its log.
     source: Literal["raycluster", "ray-autoscaler"]
-    patterns: list[str] = Field(default_factory=new_list)
+    patterns: list[str] = field(default_factory=list)
 
 
 # ``ray status``: ``gpu-group: LaunchFailed (latest_attempt: 02:46:45) - <details>`` (v2),
@@ -1218,7 +1213,7 @@ def _failure_reason(evidence: Evidence) -> tuple[str, str]:
 
 @detector("autoscaler_failures", ("raycluster", "group", "reason", "message"), FailureParams)
 def autoscaler_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    params = FailureParams.model_validate(rule.params)
+    params = FailureParams(**rule.params)
     if params.source == "raycluster":
         for cluster in ctx.kube.rayclusters:
             for condition in cluster.conditions:
@@ -1263,8 +1258,7 @@ def autoscaler_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
     )
 
 
-class TuneParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TuneParams(StrictRecord):
     # ``queued``: trials wait while others run (they hold what the next one needs); ``never-starts``:
     # trials wait and none runs, so no trial holds anything, and no demand in the paste says more.
     verdict: Literal["queued", "never-starts"]
@@ -1280,7 +1274,7 @@ def _usage_line(ray: RayState) -> str:
 
 @detector("tune_trials", ("pending", "running", "message", "usage", "full"), TuneParams)
 def tune_trials(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = TuneParams.model_validate(rule.params).verdict
+    wanted = TuneParams(**rule.params).verdict
     ray = ctx.ray
     tune = ray.tune if ray else None
     if ray is None or tune is None or tune.pending <= 0:

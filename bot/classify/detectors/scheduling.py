@@ -15,8 +15,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from bot.catalogue import Rule
 from bot.classify.context import RAY_GROUP_LABEL, Context
 from bot.classify.fit import (
@@ -37,6 +35,7 @@ from bot.classify.fit import (
 )
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, Event, Node, Pod
 from bot.snapshot.quantity import format_amount
@@ -88,8 +87,7 @@ FIT_PROVIDES = (
 )
 
 
-class FitParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FitParams(StrictRecord):
     verdict: Verdict
 
 
@@ -574,9 +572,10 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
             signature = (
                 tuple(sorted(pod.requests.items())),
                 tuple(sorted(pod.node_selector.items())),
-                tuple(t.model_dump_json() for t in pod.required_node_terms),
-                tuple(t.model_dump_json() for t in pod.tolerations),
-                tuple(t.model_dump_json() for t in pod.pod_affinity_terms),
+                # The reprs of the frozen records: every field, and fields only, like their JSON.
+                tuple(repr(t) for t in pod.required_node_terms),
+                tuple(repr(t) for t in pod.tolerations),
+                tuple(repr(t) for t in pod.pod_affinity_terms),
                 tuple(sorted(pod.labels.items())) if pod.pod_affinity_terms else (),
                 tuple(unbound),
             )
@@ -669,7 +668,7 @@ def _pod_subject(pod: Pod) -> Subject:
 
 @detector("pending_pod_fit", FIT_PROVIDES, FitParams)
 def pending_pod_fit(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = FitParams.model_validate(rule.params).verdict
+    wanted = FitParams(**rule.params).verdict
     for fit in ctx.memo("pending_pod_fit", lambda: analyse_pending_pods(ctx)):
         if fit.verdict == wanted:
             severity: Severity | None = "warning" if fit.secondary else None

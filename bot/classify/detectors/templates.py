@@ -17,8 +17,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from difflib import SequenceMatcher
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, RAY_NODE_TYPE_LABEL, Context
 from bot.classify.detectors.ray_resources import (
@@ -31,6 +29,7 @@ from bot.classify.detectors.ray_resources import (
 )
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS, GPU_NODE_LABELS, LABEL_OFF, LEGACY_GPU_RESOURCE
 from bot.snapshot.kubernetes import GPU_RESOURCE, RayClusterObject, RayGroup, Toleration
 from bot.snapshot.quantity import parse_quantity
@@ -191,8 +190,7 @@ def group_hit(cluster: RayClusterObject, group: RayGroup, text: str, params: Map
     )
 
 
-class TemplateParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TemplateParams(StrictRecord):
     verdict: Literal[
         "gpu-model-undeclared", "gpu-overstated", "unknown-gpu-resource", "gpu-taint-untolerated"
     ]
@@ -275,7 +273,7 @@ def _taint_untolerated(cluster: RayClusterObject, group: RayGroup, params: dict[
     TemplateParams,
 )
 def group_template(ctx: Context, rule: Rule) -> Iterable[Hit]:
-    wanted = TemplateParams.model_validate(rule.params).verdict
+    wanted = TemplateParams(**rule.params).verdict
     # Where the group's Pods are replayed against the nodes, that replay judges resource names and
     # taints for real.
     static_only = wanted in ("unknown-gpu-resource", "gpu-taint-untolerated")

@@ -13,47 +13,48 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import field
 from functools import lru_cache
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from bot.catalogue import Rule
 from bot.classify.context import Context, Text
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
-from bot.snapshot.base import new_list
+from bot.snapshot.base import StrictRecord
 
 MAX_EVIDENCE_PER_SUBJECT = 5
 MAX_LINE = 600
 
 
-class TextParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    patterns: list[str] = Field(min_length=1)
-    exclude: list[str] = Field(default_factory=new_list)
+class TextParams(StrictRecord):
+    patterns: list[str]
+    exclude: list[str] = field(default_factory=list)
     sources: list[str] | None = None
     object_kinds: list[str] | None = None
     quote: str | None = None
 
-    @field_validator("patterns", "exclude")
-    @classmethod
-    def _compiles(cls, values: list[str]) -> list[str]:
-        for pattern in values:
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"pattern {pattern!r} does not compile: {error}") from error
-        try:
-            _any_of(tuple(values))
-        except re.error as error:  # e.g. a back-reference to a named group
-            raise ValueError(f"patterns cannot be searched as one alternation: {error}") from error
-        return values
+    def __post_init__(self) -> None:
+        if not self.patterns:
+            raise ValueError("patterns: should have at least 1 item")
 
-    @model_validator(mode="after")
-    def _quote_is_a_group(self) -> TextParams:
+    def check(self) -> None:
+        """That every pattern compiles, alone and in the rule's alternation, and that ``quote``
+        names a group of one. Only compiling the catalogue calls it (``DetectorSpec.check_params``):
+        a rule compiles its patterns when a line first needs them."""
+        for name, values in (("patterns", self.patterns), ("exclude", self.exclude)):
+            for pattern in values:
+                try:
+                    re.compile(pattern)
+                except re.error as error:
+                    raise ValueError(f"{name}: pattern {pattern!r} does not compile: {error}") from error
+            try:
+                _any_of(tuple(values))
+            except re.error as error:  # e.g. a back-reference to a named group
+                raise ValueError(
+                    f"{name}: patterns cannot be searched as one alternation: {error}"
+                ) from error
         if self.quote is not None and not any(self.quote in _compiled(p).groupindex for p in self.patterns):
-            raise ValueError(f"quote {self.quote!r} is not a named group of any pattern")
-        return self
+            raise ValueError(f"quote: {self.quote!r} is not a named group of any pattern")
 
 
 @lru_cache(maxsize=256)
@@ -114,7 +115,7 @@ def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
     # The catalogue checked the parameters (every pattern compiles) when it was compiled; here they
     # are only read. A pattern is compiled when a line first needs it: most rules find no text of
     # their sources in a paste, and most that do find no line their alternation matches.
-    params = TextParams.model_construct(**rule.params)
+    params = TextParams(**rule.params)
     any_pattern: re.Pattern[str] | None = None
     sources = frozenset(params.sources) if params.sources else None
     grouped: dict[Subject, tuple[dict[str, str], list[Evidence]]] = {}

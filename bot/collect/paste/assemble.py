@@ -23,14 +23,11 @@ Some facts only exist across blocks of a paste, so they are settled here, once:
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import Any, TypeVar
-
-from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 
 from bot.collect.paste.found import Found, PodRecord
 from bot.collect.paste.kubectl_describe import numbered_unnamed_node
+from bot.snapshot.base import Record, defaults
 from bot.snapshot.kubernetes import Condition, Event, KubernetesState, Node, Pod
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayNode, RayState, TuneTrials
@@ -38,24 +35,13 @@ from bot.snapshot.ray import RayNode, RayState, TuneTrials
 NOTHING_RECOGNISED = "no known output format recognised"
 _SCHEDULING_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp"})
 
-M = TypeVar("M", bound=BaseModel)
-
-
-@cache
-def _defaults(model: type[BaseModel]) -> dict[str, Any]:
-    defaults: dict[str, Any] = {}
-    for name, info in model.model_fields.items():
-        if info.default_factory is not None:
-            defaults[name] = info.default_factory()  # type: ignore[call-arg]
-        elif info.default is not PydanticUndefined:
-            defaults[name] = info.default
-    return defaults
+M = TypeVar("M", bound=Record)
 
 
 def _fill(primary: M, other: M) -> M:
     """``primary`` with each field it left at its default taken from ``other``."""
     updates: dict[str, Any] = {}
-    for name, default in _defaults(type(primary)).items():
+    for name, default in defaults(type(primary)).items():
         mine, theirs = getattr(primary, name), getattr(other, name)
         if mine == default and theirs != default:
             updates[name] = theirs
