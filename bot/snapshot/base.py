@@ -40,7 +40,12 @@ _REDACTED = re.compile(r"\bRedacted(Lines)?\b")
 
 
 def new_list() -> list[Any]:
-    """A fresh empty list (the ``default_factory`` the config's pydantic models use, see there)."""
+    """A fresh empty list: the ``default_factory`` of the config's (pydantic) list fields.
+
+    Not ``list`` itself: for each field pydantic asks whether its factory takes an argument, and for
+    a builtin type that means parsing the type's text signature (about 1.5 ms a field). The records
+    here are dataclasses, which call ``list`` as it is.
+    """
     return []
 
 
