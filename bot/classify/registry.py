@@ -65,10 +65,6 @@ class DetectorSpec:
             return str(error)
         return None
 
-    def parsed_params(self, params: Mapping[str, Any]) -> Any:
-        """The params record of checked ``params`` (``check_params``), built without validating."""
-        return self.params_model(**params) if self.params_model else None
-
 
 DETECTORS: dict[str, DetectorSpec] = {}
 

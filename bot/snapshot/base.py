@@ -25,18 +25,16 @@ import inspect
 import operator
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, ClassVar, Self, dataclass_transform
 
 from bot.snapshot.redact import redact, redact_lines
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
 
-R = TypeVar("R", bound="Record")
-
 # The annotation, as written (the modules use ``from __future__ import annotations``), of a field
 # whose text is redacted: ``Redacted``, ``Redacted | None``, ``RedactedLines``, ``dict[str, Redacted]``.
-_REDACTED = re.compile(r"\bRedacted(Lines)?\b")
+_REDACTED = re.compile(r"\bRedacted")
 
 
 def new_list() -> list[Any]:
@@ -190,14 +188,21 @@ def problems(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+_DEFAULTS: dict[type[Any], dict[str, Any]] = {}
+
+
 def defaults(model: type[Record]) -> dict[str, Any]:
-    """Each field's default (a fresh one for a factory) of a record type, by field name."""
-    found: dict[str, Any] = {}
-    for item in dataclasses.fields(model):  # type: ignore[arg-type]
-        if item.default_factory is not dataclasses.MISSING:
-            found[item.name] = item.default_factory()
-        elif item.default is not dataclasses.MISSING:
-            found[item.name] = item.default
+    """Each field's default of a record type, by field name (a factory's called once per type:
+    the values are for comparing with, not for filling in)."""
+    found = _DEFAULTS.get(model)
+    if found is None:
+        found = {}
+        for item in dataclasses.fields(model):  # type: ignore[arg-type]
+            if item.default_factory is not dataclasses.MISSING:
+                found[item.name] = item.default_factory()
+            elif item.default is not dataclasses.MISSING:
+                found[item.name] = item.default
+        _DEFAULTS[model] = found
     return found
 
 

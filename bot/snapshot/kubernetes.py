@@ -368,9 +368,7 @@ class KubernetesState(_Model):
 
     @property
     def pod_index(self) -> PodIndex:
-        """The shared views of the Pods (rebuilt if the list was swapped after the state was made)."""
+        """The shared views of the Pods. Every way of making a state (its constructor, pydantic,
+        ``model_copy``) runs ``__post_init__``, so the index always belongs to these Pods."""
         index: PodIndex = self.__dict__["_pod_index"]
-        if index.source is not self.pods:
-            index = index_pods(self.pods)
-            object.__setattr__(self, "_pod_index", index)
         return index

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PodIndex:
-    source: Sequence[Pod]  # the list this index was built from (a different list means rebuild)
+    source: Sequence[Pod]  # the list this index was built from
     live: list[Pod] = field(default_factory=list)  # not Succeeded or Failed
     ray: list[Pod] = field(default_factory=list)
     # Sum of the requests of live Pods bound to each node, plus a "pods" count.
