@@ -50,7 +50,7 @@ from bot.collect.ray_dashboard import DashboardReader, collect_ray  # noqa: E402
 from bot.demo import kuberay_state as state  # noqa: E402
 from bot.demo.__main__ import demands_seen  # noqa: E402
 from bot.demo.local_ray import LocalCluster, running_cluster  # noqa: E402
-from bot.snapshot.ray_json import ray_state  # noqa: E402
+from bot.read.ray_json import ray_state  # noqa: E402
 from tests.support.cluster import Bundle  # noqa: E402
 from tests.support.kube_api import ObjectStore, serve  # noqa: E402
 

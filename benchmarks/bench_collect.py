@@ -370,7 +370,7 @@ def client_main(variant: str, kubeconfig: str) -> int:
     if variant == "raw":
         from bot.collect.deadline import Deadline
         from bot.collect.kubernetes import ApiCall, KubernetesReader
-        from bot.snapshot.from_kubernetes import read_list
+        from bot.read.kubernetes_json import read_list
 
         read_list("pods", [warm_pod])
     else:
@@ -648,7 +648,7 @@ def part_b_ray(runs: int) -> dict[str, Any] | None:
         return None
     from bot.collect.deadline import Deadline
     from bot.collect.ray_dashboard import DashboardReader, collect_ray
-    from bot.snapshot.ray_json import ray_state
+    from bot.read.ray_json import ray_state
 
     say(f"(b) starting a local Ray cluster of {len(DEMO_NODES)} raylets")
     began = time.perf_counter()
@@ -762,7 +762,7 @@ def hot_spots(kubeconfig: str) -> dict[str, float]:
     from bot.collect.deadline import Deadline
     from bot.collect.kubernetes import KubernetesObjects, KubernetesReader, _core
     from bot.collect.live import Target, kubernetes_client
-    from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
+    from bot.read.kubernetes_json import node_from_json, pod_from_json
     from bot.snapshot.node_filter import classes, eligible_nodes
 
     reader = KubernetesReader(

@@ -297,7 +297,7 @@ def _verify(args: argparse.Namespace, catalogue: Catalogue, stdout: TextIO) -> i
 
 def _snapshot(args: argparse.Namespace) -> Snapshot:
     """The snapshot file given with --snapshot, else a live collection of --cluster."""
-    from bot.snapshot.files import SnapshotError, load_snapshot  # noqa: PLC0415 - lazy: --snapshot only
+    from bot.read.snapshot_file import SnapshotError, load_snapshot  # noqa: PLC0415 - lazy: --snapshot only
 
     if args.snapshot is None:
         return _collect(args)

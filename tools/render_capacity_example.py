@@ -19,8 +19,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot.classify import classify  # noqa: E402
 from bot.diagnosis import Capacity  # noqa: E402
+from bot.read.snapshot_file import parse_snapshot  # noqa: E402
 from bot.render.capacity_chart import render_capacity_png  # noqa: E402
-from bot.snapshot.files import parse_snapshot  # noqa: E402
 from tests.support import scenarios  # noqa: E402
 from tests.support.cluster import CLUSTER  # noqa: E402
 

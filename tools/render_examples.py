@@ -19,8 +19,8 @@ from bot.catalogue import default_catalogue  # noqa: E402
 from bot.classify import classify  # noqa: E402
 from bot.deliver.blocks.thread import render_thread  # noqa: E402
 from bot.demo import kuberay_state  # noqa: E402
+from bot.read.snapshot_file import parse_snapshot  # noqa: E402
 from bot.render.text_report import render_markdown  # noqa: E402
-from bot.snapshot.files import parse_snapshot  # noqa: E402
 
 RECORDED_RAY = ROOT / "tests" / "fixtures" / "ray" / "broken"
 DOCS = ROOT / "docs"

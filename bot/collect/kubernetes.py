@@ -24,7 +24,7 @@ from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.html_answer import html_summary, is_html
-from bot.snapshot.from_kubernetes import dig, item_reader, pod_logs
+from bot.read.kubernetes_json import dig, item_reader, pod_logs
 from bot.snapshot.gpu import is_gpu_node
 from bot.snapshot.kubernetes import KubernetesState, Pod
 from bot.snapshot.model import CollectionError

@@ -4,7 +4,7 @@ Files, directories (every ``*.yaml`` and ``*.yml`` under them, in name order) an
 are read as multi-document YAML, which is also what ``kustomize build`` and ``helm template``
 print. Each RayCluster, RayJob (``spec.rayClusterSpec``) and RayService (``spec.rayClusterConfig``)
 becomes one RayCluster through the same reader as a pasted manifest
-(``bot.collect.paste.manifests``); other kinds, and a RayJob that runs on an existing cluster, are
+(``bot.read.manifests``); other kinds, and a RayJob that runs on an existing cluster, are
 left out. The location kept for each object is its file and the line of its ``metadata.name``, so
 that a finding can point at it.
 
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.kubernetes import ApiCall, KubernetesReader
-from bot.collect.paste.found import Found
-from bot.collect.paste.manifests import read_document
-from bot.collect.paste.yaml_blocks import safe_loader
-from bot.snapshot.from_kubernetes import items, node_from_json
+from bot.read.found import Found
+from bot.read.kubernetes_json import items, node_from_json
+from bot.read.manifests import read_document
+from bot.read.quantity import parse_quantity
+from bot.read.yaml_blocks import safe_loader
 from bot.snapshot.kubernetes import KubernetesState, Node, RayClusterObject
 from bot.snapshot.model import CollectionError, Snapshot
-from bot.snapshot.quantity import parse_quantity
 
 if TYPE_CHECKING:
     from bot.collect.live import Target

@@ -2,7 +2,7 @@
 
 No ``ray.init``: a driver must match the cluster's Ray and Python versions, and one bot serves
 clusters of many versions. The dashboard's JSON is read as-is and translated by
-``bot.snapshot.ray_json``, which knows the response shapes of older and newer Ray 2.x.
+``bot.read.ray_json``, which knows the response shapes of older and newer Ray 2.x.
 
 An unreachable dashboard is evidence, not a crash: the head may be down, its Service may have no
 endpoints, or a NetworkPolicy may block the bot. The first failed call that shows the dashboard is
@@ -28,9 +28,9 @@ from typing import Any
 
 from bot.collect.deadline import Deadline
 from bot.collect.html_answer import html_summary, is_html
+from bot.read.ray_json import ray_state
 from bot.snapshot.model import CollectionError
 from bot.snapshot.ray import RayState
-from bot.snapshot.ray_json import ray_state
 
 LIMIT = "limit=10000"
 # Key (as ray_json.ray_state takes it) -> path. Order matters: version first, as the probe.

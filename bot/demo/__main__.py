@@ -31,12 +31,12 @@ from bot.deliver.blocks.thread import render_thread
 from bot.demo import kuberay_state, workload
 from bot.demo.local_ray import DEMO_NODES, ClusterError, Interrupted, LocalCluster, http_json
 from bot.diagnosis import Diagnosis
+from bot.read.ray_json import ray_state
+from bot.read.snapshot_file import snapshot_from_bundle
 from bot.render.json_report import render_json
 from bot.render.text_report import render_text
-from bot.snapshot.files import snapshot_from_bundle
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayState
-from bot.snapshot.ray_json import ray_state
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "incident-paste.txt"
 OUT = Path("out")

@@ -1,7 +1,7 @@
 """The Kubernetes half of the demo: a recorded-looking KubeRay cluster, committed as JSON.
 
 The demo's Ray half is real (raylets on 127.0.0.2-4); there is no Kubernetes on a laptop, so the
-Kubernetes half is a bundle in the shape ``bot.snapshot.files.snapshot_from_bundle`` reads: the
+Kubernetes half is a bundle in the shape ``bot.read.snapshot_file.snapshot_from_bundle`` reads: the
 lists exactly as ``kubectl get -o json`` prints them, for RayCluster ``demo-gpu`` in namespace
 ``ml``. Pod IPs are the raylets' loopback addresses, so the two halves line up by IP the way a
 real cluster's do. What is wrong on the Kubernetes side:
@@ -74,6 +74,6 @@ LOST_POD_LOG = [
 
 
 def load_state() -> dict[str, Any]:
-    """The bundle as ``bot.snapshot.files.snapshot_from_bundle`` reads it."""
+    """The bundle as ``bot.read.snapshot_file.snapshot_from_bundle`` reads it."""
     loaded: dict[str, Any] = json.loads(STATE_FILE.read_text(encoding="utf-8"))
     return loaded

@@ -1,7 +1,7 @@
 """The Kubernetes half of a snapshot, normalised.
 
 These models hold only what the classifier reads, in canonical units (see ``quantity``). They are
-built from raw API JSON by ``bot.snapshot.from_kubernetes`` rather than from the generated client
+built from raw API JSON by ``bot.read.kubernetes_json`` rather than from the generated client
 models: the generated models are slow on large lists and have raised on real clusters when a field
 the OpenAPI schema calls required was absent. Every field here has a default, unknown fields are
 ignored, and nothing in a snapshot is a secret value (no env values, no Secret data).

@@ -18,7 +18,7 @@ from bot.diagnosis import (
     ScaleUp,
     UnscheduledPod,
 )
-from bot.snapshot.files import parse_snapshot
+from bot.read.snapshot_file import parse_snapshot
 from bot.snapshot.model import Snapshot
 from tests.support import scenarios
 from tests.support.cluster import NS, Bundle, healthy

@@ -9,15 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.classify.context import Context
-from bot.classify.fit import (
-    FitExplainer,
-    Shortfall,
+from bot.classify.fit import FitExplainer, Shortfall
+from bot.read.scheduler_message import (
     format_summary,
     normalise_reason,
     parse_scheduler_message,
     reason_category,
 )
-from bot.snapshot.files import parse_snapshot
+from bot.read.snapshot_file import parse_snapshot
 from bot.snapshot.kubernetes import Node, Pod, Taint, Toleration
 from tests.support.scenarios import CASES
 

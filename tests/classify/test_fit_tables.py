@@ -123,7 +123,7 @@ def test_the_threshold_picks_the_table() -> None:
 _NO_NUMPY = """
 import sys
 from bot.classify import classify
-from bot.snapshot.files import parse_snapshot
+from bot.read.snapshot_file import parse_snapshot
 from tests.support import scenarios
 
 diagnosis = classify(parse_snapshot(scenarios.third_gpu_worker_no_free_gpu().to_json()))

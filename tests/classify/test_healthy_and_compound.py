@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.classify import classify
-from bot.snapshot.files import parse_snapshot
+from bot.read.snapshot_file import parse_snapshot
 from bot.snapshot.model import CollectionError, Snapshot
 from tests.support import scenarios
 from tests.support.cluster import GPU_WORKERS, healthy

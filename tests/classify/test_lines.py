@@ -92,7 +92,7 @@ PREFILTERED = [
     ("bot.classify.detectors.autoscaling", "_CANT_SCHEDULE"),
     ("bot.classify.detectors.autoscaling", "_PREDICATE_MISMATCH"),
     ("bot.classify.detectors.autoscaling", "_MESSAGE_ID"),
-    ("bot.classify.fit", "SCALE_UP_REFUSAL"),
+    ("bot.read.scheduler_message", "SCALE_UP_REFUSAL"),
     ("bot.classify.capacity", "_RAY_ADDING_NODES"),
 ]
 
@@ -105,6 +105,6 @@ def test_every_prefiltered_pattern_has_needles(module: str, name: str) -> None:
 
 def test_the_kubelet_and_scheduler_wordings_have_needles() -> None:
     kubelet = importlib.import_module("bot.classify.kubelet")
-    fit = importlib.import_module("bot.classify.fit")
+    scheduler = importlib.import_module("bot.read.scheduler_message")
     assert needles(tuple(kubelet.WORDING)) is not None
-    assert needles(tuple(fit.SCHEDULER_HEADS)) is not None
+    assert needles(tuple(scheduler.SCHEDULER_HEADS)) is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from bot.catalogue import default_catalogue
-from bot.collect.paste.cleaning import clean
+from bot.read.cleaning import clean
 from bot.render.localize import localize
 from tests.support.rule_cases import case_text, diagnose_paste, rules_of
 

@@ -9,7 +9,7 @@ import pytest
 
 from bot.classify import classify
 from bot.diagnosis import Diagnosis
-from bot.snapshot.files import parse_snapshot
+from bot.read.snapshot_file import parse_snapshot
 from bot.snapshot.model import Snapshot
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ray"

@@ -6,8 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.classify.detectors.autoscaling import ScaleUpAsk, parse_scale_up
-from bot.classify.fit import parse_scheduler_message, reason_category
-from bot.snapshot.scheduler_text import quoted_reasons
+from bot.read.scheduler_message import parse_scheduler_message, quoted_reasons, reason_category
 from tests.support.corpus import CORPUS
 from tests.support.rule_cases import case_text, diagnose_paste, rules_of
 

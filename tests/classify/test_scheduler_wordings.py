@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.classify.detectors.autoscaling import refusal_verdicts
-from bot.classify.fit import (
+from bot.read.scheduler_message import (
     insufficient_resource,
     normalise_reason,
     parse_scale_up_refusal,

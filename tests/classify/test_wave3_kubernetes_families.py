@@ -10,8 +10,13 @@ import pytest
 
 from bot.classify import classify
 from bot.classify.detectors.autoscaling import gke_reading
-from bot.classify.fit import parse_scale_up_refusal, parse_scheduler_message, reason_category, unlinked
 from bot.collect.paste import parse_paste
+from bot.read.scheduler_message import (
+    parse_scale_up_refusal,
+    parse_scheduler_message,
+    reason_category,
+    unlinked,
+)
 
 
 def _causes(text: str) -> list[tuple[int | None, str]]:

@@ -142,7 +142,7 @@ def test_rules_lists_every_rule_in_both_languages() -> None:
 
 
 def test_snapshot_written_by_raydiag_reads_back(tmp_path: Path) -> None:
-    from bot.snapshot.files import load_snapshot, parse_snapshot
+    from bot.read.snapshot_file import load_snapshot, parse_snapshot
 
     snapshot = parse_snapshot(scenarios.four_gpu_task_waits_on_detached_actor().to_json())
     path = tmp_path / "snapshot.json"

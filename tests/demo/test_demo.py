@@ -16,7 +16,7 @@ from bot.classify import classify
 from bot.demo import kuberay_state
 from bot.demo.local_ray import processes_with_marker
 from bot.diagnosis import Diagnosis
-from bot.snapshot.files import parse_snapshot, snapshot_from_bundle
+from bot.read.snapshot_file import parse_snapshot, snapshot_from_bundle
 from tools import build_demo_state
 
 # Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.

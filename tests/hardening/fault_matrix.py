@@ -32,8 +32,8 @@ from bot.collect.deadline import Deadline
 from bot.collect.live import Target, collect_live
 from bot.collect.ray_dashboard import DashboardReader, collect_ray
 from bot.diagnosis import Diagnosis
+from bot.read.ray_json import ray_state
 from bot.snapshot.model import Snapshot
-from bot.snapshot.ray_json import ray_state
 from tests.hardening.recorded_dashboard import (
     Answer,
     DashboardFault,

@@ -24,8 +24,9 @@ from typing import Any, get_args
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.collect.paste import (
-    assemble,
+from bot.collect.paste import assemble, parse_paste
+from bot.config import ClusterConfig, Config
+from bot.read import (
     columns,
     counts,
     json_blocks,
@@ -35,18 +36,16 @@ from bot.collect.paste import (
     loose_lines,
     manifests,
     node_types,
-    parse_paste,
     ray_messages,
-    ray_resources,
-    ray_status,
     serve_status,
     shell,
-    split,
     yaml_blocks,
 )
-from bot.collect.paste.cleaning import clean
-from bot.collect.paste.found import Found
-from bot.config import ClusterConfig, Config
+from bot.read import ray_resource_maps as ray_resources
+from bot.read import ray_status_block as ray_status
+from bot.read import scan as split
+from bot.read.cleaning import clean
+from bot.read.found import Found
 from bot.slack.commands import Kind, named_clusters, parse_command
 from bot.snapshot.model import Snapshot
 from tests.paste.test_paste_robustness import FRAGMENTS

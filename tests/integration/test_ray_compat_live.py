@@ -21,8 +21,8 @@ from bot.collect.ray_dashboard import DashboardReader, collect_ray
 from bot.demo.local_ray import LocalCluster, NodeSpec, http_json, running_cluster
 from bot.probes.gpu import run_gpu_probe
 from bot.probes.head import check_head
-from bot.snapshot.files import parse_snapshot
-from bot.snapshot.ray_json import ray_state
+from bot.read.ray_json import ray_state
+from bot.read.snapshot_file import parse_snapshot
 
 # Real Ray clusters on 127.0.0.2-.5: these modules run one after another in one pytest-xdist worker.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]

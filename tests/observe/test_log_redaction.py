@@ -14,8 +14,8 @@ from typing import Any
 from bot.classify import classify
 from bot.config import Config
 from bot.diagnosis import Diagnosis
+from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import Bot, build_app
-from bot.snapshot.files import parse_snapshot
 from tests.observe.conftest import CaptureLogs
 from tests.snapshot.test_redaction import SECRETS, planted_bundle
 from tests.support.bolt_server import bolt_over_http

@@ -9,8 +9,8 @@ import time
 from bot.classify import classify
 from bot.config import Config
 from bot.diagnosis import Diagnosis
+from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import Bot, build_app
-from bot.snapshot.files import parse_snapshot
 from tests.observe.conftest import CaptureLogs
 from tests.support import scenarios
 from tests.support.bolt_server import bolt_over_http

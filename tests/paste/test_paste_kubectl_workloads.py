@@ -6,7 +6,7 @@ The tables are quoted from public Kueue docs, tutorials and issue threads.
 from __future__ import annotations
 
 from bot.collect.paste import parse_paste
-from bot.collect.paste.kueue_tables import WORKLOADS_FORMAT
+from bot.read.kueue_tables import WORKLOADS_FORMAT
 from bot.snapshot.kubernetes import KueueWorkload
 
 CURRENT = """\

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from bot.classify import classify
 from bot.collect.paste import parse_paste
-from bot.collect.paste.cluster_summary import FORMAT as SUMMARY_FORMAT
-from bot.collect.paste.legacy_autoscaler import FORMAT as LEGACY_FORMAT
-from bot.collect.paste.node_types import LEGACY_WORKER_TYPE
-from bot.collect.paste.ray_state_tables import CUT_PRINTOUT_NOTE
+from bot.read.cluster_summary import FORMAT as SUMMARY_FORMAT
+from bot.read.legacy_autoscaler import FORMAT as LEGACY_FORMAT
+from bot.read.node_types import LEGACY_WORKER_TYPE
+from bot.read.ray_state_tables import CUT_PRINTOUT_NOTE
 from bot.snapshot.ray import RayState
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bot.classify import classify
 from bot.collect.paste import parse_paste
-from bot.collect.paste.ray_state_tables import PRINTOUT_FORMAT, STATE_FORMAT
+from bot.read.ray_state_tables import PRINTOUT_FORMAT, STATE_FORMAT
 from bot.snapshot.ray import RayState
 
 RECORDED = Path(__file__).resolve().parents[1] / "corpus" / "recorded"

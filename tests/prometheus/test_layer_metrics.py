@@ -264,7 +264,7 @@ def test_the_compound_demo_cluster_shows_each_of_its_causes() -> None:
     """The demo's broken cluster (its KubeRay state with Ray recorded on the same addresses)."""
     from bot.classify import classify
     from bot.demo import kuberay_state
-    from bot.snapshot.files import parse_snapshot
+    from bot.read.snapshot_file import parse_snapshot
     from tests.demo.test_demo import RECORDED_RAY
 
     answers = {

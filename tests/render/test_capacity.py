@@ -12,9 +12,9 @@ from bot.classify import classify
 from bot.classify.capacity import model_name
 from bot.collect.paste import parse_paste
 from bot.diagnosis import Capacity, GpuModelCapacity
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.capacity import _width as display_width
 from bot.render.capacity import capacity_comment, capacity_table, gap_summary
-from bot.snapshot.files import parse_snapshot
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayState
 from tests.support import k8s, scenarios

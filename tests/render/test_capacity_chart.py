@@ -16,9 +16,9 @@ from PIL import Image
 
 from bot.classify import classify
 from bot.diagnosis import Capacity, GpuModelCapacity, ReadLayer
+from bot.read.snapshot_file import parse_snapshot
 from bot.render import capacity_chart
 from bot.render.capacity_chart import capacity_figure, chart_style, render_capacity_png
-from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,10 +12,10 @@ from matplotlib.figure import Figure
 from bot.classify import classify
 from bot.deliver.blocks.health import render_health_post
 from bot.diagnosis import Diagnosis
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.capacity import capacity_comment, capacity_table, gap_summary
 from bot.render.capacity_chart import capacity_figure, chart_style
 from bot.render.health import health_facts
-from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, Bundle
 

@@ -11,9 +11,9 @@ import pytest
 from PIL import Image
 
 from bot.config import ClusterConfig, Config, LanguageConfig, SlackConfig
+from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import Bot, build_app
 from bot.slack.capacity_command import register_capacity
-from bot.snapshot.files import parse_snapshot
 from bot.snapshot.model import Snapshot
 from tests.support import scenarios
 from tests.support.bolt_server import bolt_over_http

@@ -11,9 +11,9 @@ from slack_sdk.models.blocks import Block
 from bot.classify import classify
 from bot.deliver.blocks.health import render_health_post
 from bot.diagnosis import Capacity, Diagnosis, Finding, GpuModelCapacity, Subject
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.health import HealthFacts, PendingPod, format_duration, health_facts
 from bot.render.slack import MAX_BLOCKS
-from bot.snapshot.files import parse_snapshot
 from bot.snapshot.model import Snapshot
 from tests.support import k8s, scenarios
 from tests.support.cluster import NS, Bundle, healthy

@@ -15,8 +15,8 @@ from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.collect.paste import parse_paste
 from bot.diagnosis import Diagnosis, Evidence, Finding
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.localize import evidence_text, localize, phrases, said_evidence
-from bot.snapshot.files import parse_snapshot
 from tests.support.scenarios import CASES as SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.deliver.blocks.thread import render_thread
 from bot.diagnosis import Diagnosis, Evidence, Finding, Subject
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.slack import MAX_BLOCKS
-from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
 
 

@@ -19,9 +19,9 @@ import pytest
 from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.collect.paste import parse_paste
-from bot.collect.paste.cleaning import clean
 from bot.diagnosis import Diagnosis
-from bot.snapshot.files import parse_snapshot
+from bot.read.cleaning import clean
+from bot.read.snapshot_file import parse_snapshot
 from tests.support.scenarios import CASES, Case
 
 CASE_DIR = Path(__file__).resolve().parents[1] / "cases"

@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 
 from bot.classify import classify
 from bot.diagnosis import Finding
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.health import HealthFacts, health_facts
 from bot.schedule.decide import Decision, PostRules, alarms, decide, finding_key
-from bot.snapshot.files import parse_snapshot
 from bot.store import PostState
 from tests.schedule.conftest import PENDING_CREATED
 from tests.support import scenarios

@@ -33,9 +33,9 @@ from bot.probes.verification import (
     verification,
     version_changes,
 )
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.verify_text import render_verify_text
 from bot.schedule.verify import VerifyMemory, memory_id
-from bot.snapshot.files import parse_snapshot
 from bot.snapshot.gpu import driver_version
 from bot.snapshot.kubernetes import Node
 from tests.support.cluster import Bundle

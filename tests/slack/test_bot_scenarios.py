@@ -21,8 +21,8 @@ from slack_sdk.models.blocks import Block
 from bot.classify import classify
 from bot.config import Config, load_config
 from bot.diagnosis import Diagnosis
+from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import Bot, build_app
-from bot.snapshot.files import parse_snapshot
 from tests.support import scenarios
 from tests.support.bolt_server import bolt_over_http
 from tests.support.cluster import CLUSTER, NS

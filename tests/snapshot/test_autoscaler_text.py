@@ -1,6 +1,6 @@
 """The autoscaler's "No available node types can fulfill ..." messages, as Ray recorded them.
 
-One reader (:mod:`bot.snapshot.autoscaler_text`) serves the live ``cluster_events`` and pasted
+One reader (:mod:`bot.read.autoscaler_text`) serves the live ``cluster_events`` and pasted
 driver output; these tests hold both to the messages real clusters wrote.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.collect.paste import parse_paste
-from bot.snapshot.autoscaler_text import INFEASIBLE_EVENT, InfeasibleRequests, infeasible_requests
+from bot.read.autoscaler_text import INFEASIBLE_EVENT, InfeasibleRequests, infeasible_requests
 from bot.snapshot.ray import Demand
 from tests.support.corpus import CORPUS
 

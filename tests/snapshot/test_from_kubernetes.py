@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.snapshot.from_kubernetes import kubernetes_state, pod_from_json, read_list
-from bot.snapshot.quantity import format_amount, parse_quantity
+from bot.read.kubernetes_json import kubernetes_state, pod_from_json, read_list
+from bot.read.quantity import format_amount, parse_quantity
 from tests.support import k8s
 from tests.support.cluster import GPU_WORKERS, healthy
 

@@ -9,8 +9,8 @@ import pytest
 from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.demo import kuberay_state
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.health import health_facts
-from bot.snapshot.files import parse_snapshot
 from bot.snapshot.gpu import gpu_label, is_gpu_node, marked_as_gpu_node
 from bot.snapshot.kubernetes import Node, Taint
 

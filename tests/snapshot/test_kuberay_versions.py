@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bot.classify import classify
-from bot.snapshot.from_kubernetes import kubernetes_state, read_list
+from bot.read.kubernetes_json import kubernetes_state, read_list
 from bot.snapshot.kubernetes import RayClusterObject, RayJobObject, RayServiceObject
 from bot.snapshot.model import Snapshot
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.read.ray_json import ray_state
 from bot.snapshot.ray import Demand, RayNode, RayState
-from bot.snapshot.ray_json import ray_state
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ray"
 KEYS = (

@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.collect.paste import parse_paste
-from bot.snapshot.quantity import parse_byte_size
+from bot.read.quantity import parse_byte_size
+from bot.read.ray_json import ray_state
+from bot.read.ray_notation import fold_resources, is_synthetic_node_type
+from bot.read.ray_status_text import RayStatusText, find_demands, parse_status_text
 from bot.snapshot.ray import Demand, RayState
-from bot.snapshot.ray_json import ray_state
-from bot.snapshot.ray_notation import fold_resources, is_synthetic_node_type
-from bot.snapshot.ray_status_text import RayStatusText, find_demands, parse_status_text
 from tests.support.corpus import CORPUS
 
 GIB = 2**30

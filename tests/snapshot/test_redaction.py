@@ -10,9 +10,9 @@ from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.collect.paste import parse_paste
 from bot.deliver.blocks.thread import render_thread
+from bot.read.snapshot_file import parse_snapshot
 from bot.render.json_report import render_json
 from bot.render.text_report import render_markdown, render_text
-from bot.snapshot.files import parse_snapshot
 from bot.snapshot.redact import redact
 from tests.support import scenarios
 from tests.support.cluster import GPU_WORKERS, NS

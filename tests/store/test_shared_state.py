@@ -15,9 +15,9 @@ import pytest
 
 from bot.classify import classify
 from bot.config import Config
+from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import Bot, build_app
 from bot.slack.server import SlackHTTPServer
-from bot.snapshot.files import parse_snapshot
 from bot.store import open_store
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, NS

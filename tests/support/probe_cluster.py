@@ -14,8 +14,8 @@ from pathlib import Path
 from bot.collect.deadline import Deadline
 from bot.collect.ray_dashboard import DashboardReader, collect_ray
 from bot.demo.local_ray import LocalCluster, running_cluster
+from bot.read.ray_json import ray_state
 from bot.snapshot.ray import Demand
-from bot.snapshot.ray_json import ray_state
 
 
 @contextlib.contextmanager

@@ -31,15 +31,15 @@ from typing import Literal
 
 from bot.catalogue import Rule
 from bot.classify.context import Context
-from bot.classify.fit import (
+from bot.classify.registry import Hit, detector
+from bot.diagnosis import Evidence, Subject
+from bot.read.scheduler_message import (
     SCALE_UP_REFUSAL,
     insufficient_resource,
     parse_scale_up_refusal,
     parse_scheduler_message,
     reason_category,
 )
-from bot.classify.registry import Hit, detector
-from bot.diagnosis import Evidence, Subject
 from bot.snapshot.base import StrictRecord
 
 Refusal = Literal["limit", "backoff", "template", "too-small", "no-match"]

@@ -40,11 +40,11 @@ from bot.classify.detectors.ray_resources import (
 from bot.classify.detectors.templates import cluster_groups, group_hit, unknown_gpu_name
 from bot.classify.fit import BASIC_RESOURCES, selector_requirements
 from bot.classify.registry import Hit, detector
+from bot.read.quantity import format_amount
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS, advertised_gpus, marked_as_gpu_node
 from bot.snapshot.kubernetes import GPU_RESOURCE, Node, Pod, RayClusterObject, RayGroup, Toleration
 from bot.snapshot.node_filter import classes, eligible_nodes, matches_node_affinity
-from bot.snapshot.quantity import format_amount
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 # How many label values that do exist a finding lists.
@@ -149,7 +149,7 @@ def _too_large(ctx: Context, cluster: RayClusterObject, group: RayGroup) -> Hit 
     lacking = _lacking(largest, needed)
     has = {r: largest.allocatable.get(r, 0.0) for r in needed}
     requests, allocatable = _amounts(needed), _amounts(has)
-    # The head's requests include the autoscaler container KubeRay adds (bot.snapshot.from_kubernetes).
+    # The head's requests include the autoscaler container KubeRay adds (bot.read.kubernetes_json).
     added = " (with the autoscaler container KubeRay adds)" if group.is_head and cluster.autoscaling else ""
     text = (
         f"requests {requests}{added}; {len(eligible)} of {len(nodes)} node(s) may take it, the closest "

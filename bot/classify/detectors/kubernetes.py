@@ -13,10 +13,10 @@ from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context, Te
 from bot.classify.detectors.scheduling import UNNAMED_NODE_PREFIX
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.read.quantity import format_amount
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import LEGACY_GPU_RESOURCE, advertised_gpus, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, ContainerStatus, Pod
-from bot.snapshot.quantity import format_amount
 
 # The GPU resource named anywhere in a line (for the prefilter of ``Context.texts_that_may_match``).
 _GPU_RESOURCE_NAMED = re.compile(re.escape(GPU_RESOURCE))

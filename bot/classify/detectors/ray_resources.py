@@ -22,10 +22,10 @@ from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.read.quantity import format_amount, parse_quantity
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS
 from bot.snapshot.kubernetes import RayClusterObject, RayGroup
-from bot.snapshot.quantity import format_amount, parse_quantity
 from bot.snapshot.ray import Demand, PlacementGroup, RayActor, RayNode, RayState
 
 _GPU_MODEL = re.compile(

@@ -20,25 +20,27 @@ from bot.classify.context import RAY_GROUP_LABEL, Context
 from bot.classify.fit import (
     BASIC_RESOURCES,
     CONTROL_PLANE_TAINTS,
-    SCHEDULER_HEADS,
     FitExplainer,
     FitExplanation,
     Shortfall,
+    selector_requirements,
+)
+from bot.classify.registry import Hit, detector
+from bot.diagnosis import Evidence, Subject
+from bot.read.quantity import format_amount
+from bot.read.scheduler_message import (
+    SCHEDULER_HEADS,
     has_scheduler_head,
     insufficient_resource,
     is_by_design_taint,
     normalise_reason,
     parse_scheduler_message,
     reason_category,
-    selector_requirements,
     taint_of,
 )
-from bot.classify.registry import Hit, detector
-from bot.diagnosis import Evidence, Subject
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS, gpu_label
 from bot.snapshot.kubernetes import GPU_RESOURCE, Event, Node, Pod
-from bot.snapshot.quantity import format_amount
 from bot.terms import Severity
 
 Verdict = Literal[

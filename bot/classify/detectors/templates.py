@@ -29,10 +29,10 @@ from bot.classify.detectors.ray_resources import (
 )
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.read.quantity import parse_quantity
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS, GPU_NODE_LABELS, LABEL_OFF, LEGACY_GPU_RESOURCE
 from bot.snapshot.kubernetes import GPU_RESOURCE, RayClusterObject, RayGroup, Toleration
-from bot.snapshot.quantity import parse_quantity
 
 # What the NVIDIA device plugin advertises: ``nvidia.com/gpu`` (MIG strategy none or single), one
 # ``nvidia.com/mig-<g>g.<memory>gb`` per profile (strategy mixed; ``+me`` with the media

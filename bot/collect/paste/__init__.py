@@ -12,9 +12,10 @@ format reads them into ``found``, and ``assemble`` settles what needs the whole 
 
 from __future__ import annotations
 
-from bot.collect.paste import assemble, split
-from bot.collect.paste.cleaning import clean
-from bot.collect.paste.found import Found
+from bot.collect.paste import assemble
+from bot.read import scan
+from bot.read.cleaning import clean
+from bot.read.found import Found
 from bot.snapshot.model import Snapshot
 
 __all__ = ["parse_paste"]
@@ -27,7 +28,7 @@ def parse_paste(text: str, source: str = "paste") -> Snapshot:
         cleaned = clean(text)
         for note in cleaned.notes:
             found.note(note)
-        split.scan(cleaned.lines, found)
+        scan.scan(cleaned.lines, found)
         return assemble.build(found)
     except Exception as error:  # the promise is a snapshot, whatever was pasted
         found.note(f"the rest of the paste was skipped after a parser error ({type(error).__name__})")

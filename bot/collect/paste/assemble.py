@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any, TypeVar
 
-from bot.collect.paste.found import Found, PodRecord
-from bot.collect.paste.kubectl_describe import numbered_unnamed_node
+from bot.read.found import Found, PodRecord
+from bot.read.kubectl_describe import numbered_unnamed_node
 from bot.snapshot.base import Record, defaults
 from bot.snapshot.kubernetes import Condition, Event, KubernetesState, Node, Pod
 from bot.snapshot.model import Snapshot

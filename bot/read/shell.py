@@ -9,7 +9,10 @@ often the bug (``ray start --address=:6379`` with an empty host).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from bot.read.protocol import Block, Paste, Reader
 
 # What may precede a command: nothing, ``$``, ``user@host:~/dir$``, ``(venv) [root@node ~]#``,
 # ``PS C:\\> `` or a ``set -x`` trace ``+``. Character classes here never overlap, so matching stays
@@ -49,3 +52,18 @@ def parse(line: str) -> Command | None:
         all_namespaces=bool(_ALL_NAMESPACES.search(text)),
         keep_as_text=bool(_KEPT.match(text)),
     )
+
+
+def _starts(lines: Sequence[str], i: int) -> bool:
+    return parse(lines[i]) is not None
+
+
+def _read(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    command = parse(lines[i])
+    assert command is not None  # _starts said so
+    if command.tool in {"kubectl", "oc"}:
+        paste.namespace = None if command.all_namespaces else command.namespace
+    return Block(i + 1, leftover=[command.text] if command.keep_as_text else ())
+
+
+READER = Reader("shell-command", starts=_starts, read=_read)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.snapshot.ray_notation import fold_resources
+from bot.read.ray_notation import fold_resources
 
 _BASE_NAMES = ("CPU", "GPU", "memory", "object_store_memory", "node:__internal_head__")
 

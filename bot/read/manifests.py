@@ -2,7 +2,7 @@
 
 One reader for every structured document, whichever syntax it came in: Kubernetes objects and
 lists (``kubectl get -o yaml|json``, or the manifest a user applied) go through the shared
-readers in ``bot.snapshot.from_kubernetes`` by their ``kind``; documents without a ``kind`` are
+readers in ``bot.read.kubernetes_json`` by their ``kind``; documents without a ``kind`` are
 recognised by their keys (``serve status``, a cluster-launcher config or node-type snippet, a
 RayCluster ``spec`` or worker group cut out of a manifest, the values of KubeRay's ``ray-cluster``
 Helm chart, which is how many users describe their cluster).
@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.collect.paste import node_types, serve_status
-from bot.collect.paste.found import Found, PodRecord, PodSource
-from bot.collect.paste.kubectl_describe import UNNAMED_NODE
-from bot.snapshot.from_kubernetes import dig, field_for_kind, read_list
+from bot.read import node_types, serve_status
+from bot.read.found import Found, PodRecord, PodSource
+from bot.read.kubectl_describe import UNNAMED_NODE
+from bot.read.kubernetes_json import dig, field_for_kind, read_list
 
 KUBERNETES_FORMAT = "kubernetes manifest"
 RAYCLUSTER_FORMAT = "raycluster manifest"

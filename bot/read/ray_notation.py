@@ -4,7 +4,7 @@ The same resource map appears in several notations depending on the component an
 Python dict reprs from the autoscaler (``{'CPU': 2.0}``, ``defaultdict(<class 'float'>, {...})``),
 C++ maps from the raylet (``{CPU: 1.000000}``), and ``used/total`` pairs with byte suffixes in
 ``ray status`` and scheduler warnings (``0B/3.56TiB memory``, ``0.00/33.528 GiB memory``). Snapshots
-hold Ray's own units (memory in bytes, see :mod:`bot.snapshot.quantity` for what each suffix means),
+hold Ray's own units (memory in bytes, see :mod:`bot.read.quantity` for what each suffix means),
 and every reader, pasted or live, converts here.
 """
 
@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from bot.snapshot.quantity import parse_byte_size
+from bot.read.quantity import parse_byte_size
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _UNIT = r"(?:[KMGTPE]i?B|B)(?![A-Za-z])"

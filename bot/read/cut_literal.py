@@ -2,7 +2,7 @@
 
 A pasted ``print(ray.util.placement_group_table())`` or ``ray.nodes()`` is often one very long line,
 and chat limits, terminal scroll-back or the person pasting cut it anywhere, even inside a string.
-Like the JSON reader (:mod:`bot.collect.paste.json_blocks`), this remembers the last places where
+Like the JSON reader (:mod:`bot.read.json_blocks`), this remembers the last places where
 the text could end cleanly (just before a comma, or just after a bracket, outside strings) and
 closes the brackets still open there; the caller parses the result with ``ast``, never ``eval``.
 The last complete items survive; the item the cut went through is lost or left partial.

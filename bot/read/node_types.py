@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from bot.snapshot.quantity import parse_quantity
+from bot.read.quantity import parse_quantity
 from bot.snapshot.ray import NodeType
 
 FORMAT = "ray cluster config (node types)"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.collect.paste import ray_messages
-from bot.collect.paste.found import Found
+from bot.read import ray_messages
+from bot.read.found import Found
 from bot.snapshot.ray import ServeApplication, ServeDeployment
 
 FORMAT = "serve status"

@@ -21,7 +21,7 @@ it in these shapes (read off Ray's own code: ``ray/util/state/state_cli.py`` sin
   the state API's Python calls (``list_actors()``: ``[ActorState(actor_id='...', ...)]`` since
   2.7, plain dicts before). They are read with ``ast``, never evaluated.
 
-Records become the live collector's rows and go through :func:`bot.snapshot.ray_json.ray_state`,
+Records become the live collector's rows and go through :func:`bot.read.ray_json.ray_state`,
 so a pasted actor and a collected one are one definition. ALIVE actors and CREATED placement groups
 are holders; PENDING_NODE_ASSIGNMENT tasks, PENDING_CREATION actors and PENDING placement groups are
 demands, marked ``listed``: the state API says they wait, not why.
@@ -34,12 +34,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.collect.paste import cut_literal, loose_lines, yaml_blocks
-from bot.collect.paste.found import Found, RayStatusFigures
+from bot.read import cut_literal, loose_lines, yaml_blocks
+from bot.read.found import Found, RayStatusFigures
+from bot.read.protocol import Block, Paste, Reader
+from bot.read.ray_json import ray_state
+from bot.read.ray_notation import base_resource, parse_amount_text
+from bot.read.ray_status_text import placement_group_demand
 from bot.snapshot.ray import Demand
-from bot.snapshot.ray_json import ray_state
-from bot.snapshot.ray_notation import base_resource, parse_amount_text
-from bot.snapshot.ray_status_text import placement_group_demand
 
 STATE_FORMAT = "ray state API output"
 PRINTOUT_FORMAT = "ray Python printout"
@@ -587,3 +588,10 @@ def read_json_records(value: object, found: Found) -> bool:
         found.recognise(STATE_FORMAT)
         _store(records, found)
     return read_any
+
+
+def _read(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    return Block(max(i + 1, read(lines, i, paste.found)))
+
+
+READER = Reader("ray-state", starts=is_start, read=_read)

@@ -37,8 +37,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bot.snapshot.ray import Demand, RayNode
-from bot.snapshot.ray_notation import (
+from bot.read.ray_notation import (
     MAX_BUNDLES,
     base_resource,
     find_maps,
@@ -48,6 +47,7 @@ from bot.snapshot.ray_notation import (
     node_ip_from_resources,
     parse_amount,
 )
+from bot.snapshot.ray import Demand, RayNode
 
 HEADER = re.compile(r"=+\s*(?:Autoscaler|Cluster) status\b[^=]*=*")
 LEGACY_HEADER = re.compile(r"^Cluster status:\s*(\d+)\s+nodes?\b")

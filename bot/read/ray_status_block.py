@@ -1,7 +1,7 @@
 """``ray status`` blocks in a paste: where one starts and ends; the reading is shared.
 
 The grammar of every layout (autoscaler v1 and v2, Ray 1.0 to now, ``-v``) lives in
-:mod:`bot.snapshot.ray_status_text`, which the live dashboard reader uses too, so a pasted status
+:mod:`bot.read.ray_status_text`, which the live dashboard reader uses too, so a pasted status
 and the same status read from a cluster give the same figures. This module only finds the block in
 the paste (people cut it anywhere, lose its indentation, prefix every line, or run it onto one
 line) and adds what the shared reader found to :class:`Found`. Lines the reader does not understand
@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.collect.paste.found import Found, RayStatusFigures
-from bot.snapshot.ray_notation import parse_usage
-from bot.snapshot.ray_status_text import (
+from bot.read.found import Found, RayStatusFigures
+from bot.read.protocol import Block, Paste, Reader
+from bot.read.ray_notation import parse_usage
+from bot.read.ray_status_text import (
     HEADER,
     LEGACY_HEADER,
     TIMING,
@@ -155,3 +156,11 @@ def parse(lines: Sequence[str], found: Found) -> list[str]:
         found.ray_status = _merged(found.ray_status, figures)
         found.recognise(FORMAT)
     return status.leftover
+
+
+def _read(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    end = extent(lines, i)
+    return Block(end, leftover=parse(lines[i:end], paste.found))
+
+
+READER = Reader("ray-status", starts=is_start, read=_read)

@@ -20,8 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.collect.paste.found import Found, RayStatusFigures
-from bot.snapshot.ray_notation import parse_amount
+from bot.read.found import Found, RayStatusFigures
+from bot.read.protocol import Block, Paste, Reader
+from bot.read.ray_notation import parse_amount
 
 FORMAT = "ray cluster summary printout"
 
@@ -72,3 +73,10 @@ def read(lines: Sequence[str], start: int, found: Found) -> int:
     found.ray_status = figures
     found.recognise(FORMAT)
     return end
+
+
+def _read(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    return Block(read(lines, i, paste.found))
+
+
+READER = Reader("ray-cluster-summary", starts=is_start, read=_read)

@@ -26,8 +26,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.collect.paste.found import Found, RayStatusFigures
-from bot.snapshot.ray_notation import base_resource, find_usages
+from bot.read.found import Found, RayStatusFigures
+from bot.read.protocol import Block, Paste, Reader
+from bot.read.ray_notation import base_resource, find_usages
 
 FORMAT = "ray legacy autoscaler log"
 
@@ -147,3 +148,10 @@ def _store(status: LegacyStatus, found: Found) -> None:
         figures.pending_nodes = [status.header] if status.pending else []
     found.ray_status = figures
     found.recognise(FORMAT)
+
+
+def _read(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    return Block(read(lines, i, paste.found))
+
+
+READER = Reader("ray-legacy-autoscaler", starts=is_start, read=_read)

@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.snapshot.from_kubernetes import kubernetes_state
+from bot.read.kubernetes_json import kubernetes_state
+from bot.read.ray_json import ray_state as build_ray_state
 from bot.snapshot.model import SCHEMA, CollectionError, Snapshot, TextLine
 from bot.snapshot.ray import RayState
-from bot.snapshot.ray_json import ray_state as build_ray_state
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 

@@ -4,7 +4,7 @@ Describe output is the richest thing people paste about a stuck pod (requests, n
 tolerations, container states and the scheduler's events) and about a node (labels, taints,
 capacity and allocatable). It is indentation-structured text, so it is first read into a small
 tree of ``Key: value`` entries and then turned into the same raw API shape that ``kubectl get -o
-json`` returns, which the shared readers in ``bot.snapshot.from_kubernetes`` then normalise: one
+json`` returns, which the shared readers in ``bot.read.kubernetes_json`` then normalise: one
 place decides what a pod's effective request is, whatever the source.
 
 Pastes are partial: a node's ``Capacity:`` block alone, several objects back to back, or a
@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.collect.paste.columns import header_columns, slice_row
-from bot.collect.paste.counts import count_or, parse_count
-from bot.collect.paste.found import Found, PodRecord, PodSource
-from bot.collect.paste.kubectl_events import format_of, parse_describe_events, read_bare
-from bot.snapshot.from_kubernetes import node_from_json, pod_from_json
+from bot.read.columns import header_columns, slice_row
+from bot.read.counts import count_or, parse_count
+from bot.read.found import Found, PodRecord, PodSource
+from bot.read.kubectl_events import format_of, parse_describe_events, read_bare
+from bot.read.kubernetes_json import node_from_json, pod_from_json
+from bot.read.protocol import Block, Paste, Reader
 
 POD_FORMAT = "kubectl describe pod"
 NODE_FORMAT = "kubectl describe node"
@@ -461,3 +462,11 @@ def parse(lines: Sequence[str], found: Found, namespace: str | None) -> list[str
             name = top["Name"].value if "Name" in top else None
             _events(top.get("Events"), namespace, None, name, found)
     return leftover
+
+
+def _read(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    end = extent(lines, i)
+    return Block(end, leftover=parse(lines[i:end], paste.found, paste.namespace))
+
+
+READER = Reader("kubectl-describe", starts=is_start, read=_read)

@@ -1,12 +1,12 @@
 """Ray resource maps and amounts, for the paste parsers.
 
-The notations and their units are decided once, in :mod:`bot.snapshot.ray_notation` (which the live
+The notations and their units are decided once, in :mod:`bot.read.ray_notation` (which the live
 dashboard reader uses too); this module only gives the paste package its usual import path.
 """
 
 from __future__ import annotations
 
-from bot.snapshot.ray_notation import (
+from bot.read.ray_notation import (
     FoundMap,
     Usage,
     base_resource,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import re
 
-from bot.collect.paste.found import Found, TuneProgress
+from bot.read.found import Found, TuneProgress
 from bot.snapshot.ray import Demand
 
 FORMAT = "ray tune status table"

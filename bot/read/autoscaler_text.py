@@ -6,14 +6,14 @@ shape (``resource request {...}``; a STRICT_PACK group as the ``defaultdict`` of
 bundles); v2 lists several with their counts (``resource requests {...}*1, ...``), writes placement
 groups apart (``placement group requests (detail=...): {...}*2``) and ``request_resources()``
 constraints as ``cluster constraint: {...}*1``. Maps are Python dict reprs or C++ maps
-(:mod:`bot.snapshot.ray_notation`).
+(:mod:`bot.read.ray_notation`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.snapshot.ray_notation import MAX_BUNDLES, find_maps, fold_resources
+from bot.read.ray_notation import MAX_BUNDLES, find_maps, fold_resources
 
 INFEASIBLE_EVENT = "No available node types can fulfill"
 # Past this many different shapes a message says nothing more worth reading.

@@ -28,9 +28,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.collect.paste.columns import header_columns, slice_row
-from bot.collect.paste.counts import count_or, parse_count
-from bot.collect.paste.found import Found, PodRecord, PodSource
+from bot.read.columns import header_columns, slice_row
+from bot.read.counts import count_or, parse_count
+from bot.read.found import Found, PodRecord, PodSource
+from bot.read.protocol import Block, Paste, Reader
 from bot.snapshot.kubernetes import (
     Condition,
     ContainerStatus,
@@ -293,3 +294,15 @@ def parse_ray_resources(lines: Sequence[str], start: int, found: Found, namespac
     if i > start + 1:
         found.recognise(RAY_RESOURCES_FORMAT)
     return i
+
+
+def _read_pods(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    return Block(max(i + 1, parse_pods(lines, i, paste.found, paste.namespace)))
+
+
+def _read_ray_resources(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    return Block(max(i + 1, parse_ray_resources(lines, i, paste.found, paste.namespace)))
+
+
+PODS_READER = Reader("kubectl-get-pods", starts=is_pods_start, read=_read_pods)
+RAY_RESOURCES_READER = Reader("kubectl-get-kuberay", starts=is_ray_resources_start, read=_read_ray_resources)

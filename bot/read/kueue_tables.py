@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.collect.paste.columns import header_columns, slice_row
-from bot.collect.paste.found import Found
-from bot.collect.paste.kubectl_tables import object_name
+from bot.read.columns import header_columns, slice_row
+from bot.read.found import Found
+from bot.read.kubectl_tables import object_name
+from bot.read.protocol import Block, Paste, Reader
 from bot.snapshot.kubernetes import KueueWorkload
 
 WORKLOADS_FORMAT = "kubectl get workloads (Kueue)"
@@ -68,3 +69,10 @@ def parse_workloads(lines: Sequence[str], start: int, found: Found, namespace: s
     if i > start + 1:
         found.recognise(WORKLOADS_FORMAT)
     return i
+
+
+def _read(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    return Block(max(i + 1, parse_workloads(lines, i, paste.found, paste.namespace)))
+
+
+READER = Reader("kubectl-get-workloads", starts=is_workloads_start, read=_read)

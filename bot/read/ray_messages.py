@@ -44,22 +44,22 @@ from __future__ import annotations
 import json
 import re
 
-from bot.collect.paste import tune_status
-from bot.collect.paste.found import Found, RayStatusFigures
-from bot.collect.paste.ray_resources import (
-    find_maps,
-    node_ip_from_resources,
-    parse_amount,
-    parse_usage,
-)
-from bot.snapshot.autoscaler_text import (
+from bot.read import tune_status
+from bot.read.autoscaler_text import (
     INFEASIBLE_EVENT,
     counted_shapes,
     infeasible_requests,
     printed_bundles,
 )
+from bot.read.found import Found, RayStatusFigures
+from bot.read.ray_resource_maps import (
+    find_maps,
+    node_ip_from_resources,
+    parse_amount,
+    parse_usage,
+)
+from bot.read.ray_status_text import placement_group_demand
 from bot.snapshot.ray import Demand, RayNode
-from bot.snapshot.ray_status_text import placement_group_demand
 
 SCHEDULER_FORMAT = "ray scheduling warning"
 AUTOSCALER_FORMAT = "ray autoscaler message"
@@ -265,7 +265,7 @@ def _infeasible_demands(text: str) -> list[Demand]:
 
 
 def _demands_after(text: str, opener: str, infeasible: bool, held: bool = False) -> list[Demand]:
-    """The maps after ``opener``, in the notations :mod:`bot.snapshot.autoscaler_text` reads."""
+    """The maps after ``opener``, in the notations :mod:`bot.read.autoscaler_text` reads."""
     segment = text[text.find(opener) + len(opener) :]
     if "placement group" in segment[:200]:
         bundles = printed_bundles(segment)

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.collect.paste import kubectl_events, ray_messages
-from bot.collect.paste.found import MAX_TEXTS, Found
-from bot.snapshot.ray_status_text import find_demands
+from bot.read import kubectl_events, ray_messages
+from bot.read.found import MAX_TEXTS, Found
+from bot.read.ray_status_text import find_demands
 
 MESSAGES_FORMAT = "log or error messages"
 DEMAND_LINE_FORMAT = "ray status demand line"

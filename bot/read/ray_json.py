@@ -3,9 +3,9 @@
 raydiag never calls ``ray.init``; it reads one cluster at a time over the dashboard's HTTP API, and
 the bot serves clusters of many Ray versions at once. The answers differ between versions and even
 between endpoints of one version; the readers of their envelopes, camelCase keys and values are in
-:mod:`bot.snapshot.ray_fields`, the cluster status (autoscaler v1 structured, v2 text) in
-:mod:`bot.snapshot.ray_cluster_status`, the autoscaler's event messages in
-:mod:`bot.snapshot.autoscaler_text`. This module reads the records (nodes, actors, tasks, placement
+:mod:`bot.read.ray_fields`, the cluster status (autoscaler v1 structured, v2 text) in
+:mod:`bot.read.ray_cluster_status`, the autoscaler's event messages in
+:mod:`bot.read.autoscaler_text`. This module reads the records (nodes, actors, tasks, placement
 groups, Serve, jobs) and puts the whole together.
 
 **Placement-group bookkeeping resources** (``GPU_group_<pg id>``, ``bundle_group_0_<pg id>``) are
@@ -27,8 +27,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bot.snapshot.autoscaler_text import infeasible_requests
-from bot.snapshot.from_kubernetes import dig
+from bot.read.autoscaler_text import infeasible_requests
+from bot.read.kubernetes_json import dig
+from bot.read.ray_cluster_status import (
+    ClusterStatus,
+    node_groups,
+    pending_nodes,
+    recent_failures,
+    structured_demands,
+    usage_pairs,
+)
+from bot.read.ray_fields import (
+    ResourceNames,
+    as_int,
+    as_list,
+    as_mapping,
+    as_text,
+    field,
+    resources,
+    rows,
+    time_ms,
+)
+from bot.read.ray_notation import is_synthetic_node_type
+from bot.read.ray_status_text import node_usage
 from bot.snapshot.ray import (
     Demand,
     PlacementGroup,
@@ -40,27 +61,6 @@ from bot.snapshot.ray import (
     ServeApplication,
     ServeDeployment,
 )
-from bot.snapshot.ray_cluster_status import (
-    ClusterStatus,
-    node_groups,
-    pending_nodes,
-    recent_failures,
-    structured_demands,
-    usage_pairs,
-)
-from bot.snapshot.ray_fields import (
-    ResourceNames,
-    as_int,
-    as_list,
-    as_mapping,
-    as_text,
-    field,
-    resources,
-    rows,
-    time_ms,
-)
-from bot.snapshot.ray_notation import is_synthetic_node_type
-from bot.snapshot.ray_status_text import node_usage
 
 _DONE_TASK_STATES = ("FINISHED", "FAILED", "RUNNING")
 _TERMINAL_JOB_STATES = {"SUCCEEDED", "FAILED", "STOPPED"}

@@ -3,7 +3,7 @@
 Autoscaler v1 publishes a structured status that ``/api/cluster_status`` returns; v2 (KubeRay's
 autoscaler v2, ``ray up`` since 2.4x) publishes nothing there and only the ``?format=1`` text (what
 ``ray status`` prints) carries its demands, so that text is read too, by the same reader as a pasted
-one (:mod:`bot.snapshot.ray_status_text`). Each reader here takes the structured status where there
+one (:mod:`bot.read.ray_status_text`). Each reader here takes the structured status where there
 is one and the text otherwise.
 """
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bot.snapshot.from_kubernetes import dig
-from bot.snapshot.ray import Demand
-from bot.snapshot.ray_fields import (
+from bot.read.kubernetes_json import dig
+from bot.read.ray_fields import (
     ResourceNames,
     as_count,
     as_int,
@@ -24,8 +23,9 @@ from bot.snapshot.ray_fields import (
     field,
     resources,
 )
-from bot.snapshot.ray_notation import MAX_BUNDLES, is_synthetic_node_type
-from bot.snapshot.ray_status_text import RayStatusText, parse_status_text, placement_group_demand
+from bot.read.ray_notation import MAX_BUNDLES, is_synthetic_node_type
+from bot.read.ray_status_text import RayStatusText, parse_status_text, placement_group_demand
+from bot.snapshot.ray import Demand
 
 
 class ClusterStatus:

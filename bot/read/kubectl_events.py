@@ -21,11 +21,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.collect.paste.columns import Column, header_columns, slice_row
-from bot.collect.paste.counts import count_or
-from bot.collect.paste.found import Found
+from bot.read.columns import Column, header_columns, slice_row
+from bot.read.counts import count_or
+from bot.read.found import Found
+from bot.read.protocol import Block, Paste, Reader
+from bot.read.scheduler_message import quoted_reasons
 from bot.snapshot.kubernetes import Event
-from bot.snapshot.scheduler_text import quoted_reasons
 
 TABLE_FORMAT = "kubectl get events"
 LINE_FORMAT = "kubernetes event line"
@@ -336,3 +337,10 @@ def parse_table(lines: Sequence[str], start: int, found: Found, namespace: str |
     if i > start + 1:
         found.recognise(TABLE_FORMAT)
     return i
+
+
+def _read_table(lines: Sequence[str], i: int, paste: Paste) -> Block:
+    return Block(max(i + 1, parse_table(lines, i, paste.found, paste.namespace)))
+
+
+TABLE_READER = Reader("kubectl-get-events", starts=is_table_start, read=_read_table)

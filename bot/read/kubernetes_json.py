@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.read.quantity import parse_resource_map
 from bot.snapshot.kubernetes import (
     Condition,
     ContainerSpec,
@@ -41,7 +42,6 @@ from bot.snapshot.kubernetes import (
     Taint,
     Toleration,
 )
-from bot.snapshot.quantity import parse_resource_map
 
 
 def dig(raw: object, *path: str) -> Any:
