@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:  # run as a script: the repo root holds the packag
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.markdown_block import write_block  # noqa: E402
+from bot.read.formats import Tag  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 MARK_START = "<!-- corpus-eval:start -->"
@@ -49,32 +50,8 @@ MARK_END = "<!-- corpus-eval:end -->"
 # a real tool run here.
 KINDS = ("thread", "quiet", "recorded")
 LAYERS = ("k8s", "ray", "cross", "app", "application", "healthy")
-FORMATS = (
-    "ray-status",
-    "ray-status-verbose",
-    "ray-driver-warning",
-    "ray-log",
-    "ray-exception",
-    "ray-serve",
-    "ray-tune-status",
-    "ray-api-output",
-    "kubectl-describe-pod",
-    "kubectl-describe-node",
-    "kubectl-get",
-    "kubectl-events",
-    "scheduler-message",
-    "k8s-object-yaml",
-    "cluster-autoscaler-event",
-    "cluster-autoscaler-log",
-    "karpenter",
-    "gke-autoscaler",
-    "gpu-stack-log",
-    "nvidia-smi",
-    "kuberay-operator-log",
-    "kueue",
-    "prose",
-    "traceback",
-)
+# The corpus tags its cases with the readers' own vocabulary (bot/read/formats.py).
+FORMATS = tuple(Tag)
 
 
 @dataclass(frozen=True)

@@ -646,7 +646,7 @@ README = """\
 and RayService objects as each KubeRay release serves them, each object twice: as `ray.io/v1` and as
 `ray.io/v1alpha1` (every release from v1.0.0 to v1.7.0 serves both; v1 is the stored version).
 `<release>/expected.json` says what a reader must get from each object (`null`: that API version's
-schema no longer carries the fact). `tests/snapshot/test_kuberay_versions.py` reads them all.
+schema no longer carries the fact). `tests/read/test_kuberay_versions.py` reads them all.
 
 **These are not recordings.** No KubeRay operator (nor a Kubernetes API server) can run here, so
 `tools/build_kuberay_fixtures.py` builds them from the CRD schema of each release: the status the

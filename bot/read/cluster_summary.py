@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, RayStatusFigures
 from bot.read.protocol import Block, Paste, Reader
 from bot.read.ray_notation import parse_amount
 
-FORMAT = "ray cluster summary printout"
+FORMAT = Format("ray cluster summary printout", Tag.RAY_API_OUTPUT)
 
 _HEADER = re.compile(r"\bThis cluster consists of\s*:?\s*$")
 _NODES = re.compile(r"^\s*(\d{1,6})\s+nodes?\s+in\s+total\s*$", re.IGNORECASE)

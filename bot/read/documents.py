@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.read import json_blocks, manifests, ray_state_tables, yaml_blocks
+from bot.read.formats import Format, Tag
 from bot.read.protocol import Block, Paste, Reader
 
-JSON_FORMAT = "kubectl -o json"
+JSON_FORMAT = Format("kubectl -o json", Tag.K8S_OBJECT_YAML)
 YAML_REPAIRED_NOTE = "some YAML lines could not be read and were skipped"
 JSON_REPAIRED_NOTE = "a truncated JSON document was read up to where it was cut"
 

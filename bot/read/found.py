@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.read.formats import Format
 from bot.snapshot.kubernetes import Event, Node, Pod
 from bot.snapshot.model import TextLine
 from bot.snapshot.ray import Demand, NodeType, PlacementGroup, RayActor, RayNode, ServeApplication
@@ -91,7 +92,7 @@ class TuneProgress:
 @dataclass
 class Found:
     source: str = "paste"
-    formats: list[str] = field(default_factory=list)
+    formats: list[Format] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     pods: list[PodRecord] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
@@ -118,7 +119,7 @@ class Found:
     _seen_texts: set[str] = field(default_factory=set)
     _seen_demands: set[str] = field(default_factory=set)
 
-    def recognise(self, fmt: str) -> None:
+    def recognise(self, fmt: Format) -> None:
         if fmt not in self.formats:
             self.formats.append(fmt)
 

@@ -21,14 +21,15 @@ from typing import Any
 
 from bot.read.columns import header_columns, slice_row
 from bot.read.counts import count_or, parse_count
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, PodRecord, PodSource
 from bot.read.kubectl_events import format_of, parse_describe_events, read_bare
 from bot.read.kubernetes_json import node_from_json, pod_from_json
 from bot.read.protocol import Block, Paste, Reader
 
-POD_FORMAT = "kubectl describe pod"
-NODE_FORMAT = "kubectl describe node"
-OTHER_FORMAT = "kubectl describe"
+POD_FORMAT = Format("kubectl describe pod", Tag.KUBECTL_DESCRIBE_POD)
+NODE_FORMAT = Format("kubectl describe node", Tag.KUBECTL_DESCRIBE_NODE)
+OTHER_FORMAT = Format("kubectl describe", Tag.KUBECTL_EVENTS)
 UNNAMED_NODE = "(pasted node)"
 
 

@@ -23,16 +23,17 @@ from collections.abc import Sequence
 
 from bot.read.columns import Column, header_columns, slice_row
 from bot.read.counts import count_or
+from bot.read.formats import Format, Tag
 from bot.read.found import Found
 from bot.read.protocol import Block, Paste, Reader
 from bot.read.scheduler_message import quoted_reasons
 from bot.snapshot.kubernetes import Event
 
-TABLE_FORMAT = "kubectl get events"
-LINE_FORMAT = "kubernetes event line"
-SCHEDULER_FORMAT = "scheduler message"
-AUTOSCALER_FORMAT = "cluster-autoscaler message"
-KARPENTER_FORMAT = "karpenter message"
+TABLE_FORMAT = Format("kubectl get events", Tag.KUBECTL_EVENTS)
+LINE_FORMAT = Format("kubernetes event line", Tag.KUBECTL_EVENTS)
+SCHEDULER_FORMAT = Format("scheduler message", Tag.SCHEDULER_MESSAGE)
+AUTOSCALER_FORMAT = Format("cluster-autoscaler message", Tag.CLUSTER_AUTOSCALER_EVENT)
+KARPENTER_FORMAT = Format("karpenter message", Tag.KARPENTER)
 
 _AGE = r"(?:<unknown>|<invalid>|\d+(?:\.\d+)?[smhdy](?:\d+[smhdy])*)"
 _COUNT = rf"\(x(?P<count>\d+) over {_AGE}\)"
@@ -203,7 +204,7 @@ def read_bare(text: str) -> Event | None:
     return None
 
 
-def format_of(event: Event) -> str:
+def format_of(event: Event) -> Format:
     """Which tool's message an event carries, for the snapshot's notes."""
     if _SCHEDULER.search(event.message):
         return SCHEDULER_FORMAT

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from bot.read.columns import header_columns, slice_row
 from bot.read.counts import count_or, parse_count
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, PodRecord, PodSource
 from bot.read.protocol import Block, Paste, Reader
 from bot.snapshot.kubernetes import (
@@ -41,8 +42,8 @@ from bot.snapshot.kubernetes import (
     RayServiceObject,
 )
 
-PODS_FORMAT = "kubectl get pods"
-RAY_RESOURCES_FORMAT = "kubectl get (KubeRay resources)"
+PODS_FORMAT = Format("kubectl get pods", Tag.KUBECTL_GET)
+RAY_RESOURCES_FORMAT = Format("kubectl get (KubeRay resources)", Tag.KUBECTL_GET)
 
 _NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 # ``kubectl get pods,svc`` writes ``pod/NAME``; ``kubectl get raycluster,rayjob`` ``raycluster.ray.io/NAME``.

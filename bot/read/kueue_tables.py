@@ -16,12 +16,13 @@ import re
 from collections.abc import Sequence
 
 from bot.read.columns import header_columns, slice_row
+from bot.read.formats import Format, Tag
 from bot.read.found import Found
 from bot.read.kubectl_tables import object_name
 from bot.read.protocol import Block, Paste, Reader
 from bot.snapshot.kubernetes import KueueWorkload
 
-WORKLOADS_FORMAT = "kubectl get workloads (Kueue)"
+WORKLOADS_FORMAT = Format("kubectl get workloads (Kueue)", Tag.KUEUE)
 
 _HEADER = re.compile(r"^\s*(?:NAMESPACE\s+)?NAME\s+QUEUE\s+(?:RESERVED IN|ADMITTED BY|ADMITTED)\b")
 

@@ -26,11 +26,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, RayStatusFigures
 from bot.read.protocol import Block, Paste, Reader
 from bot.read.ray_notation import base_resource, find_usages
 
-FORMAT = "ray legacy autoscaler log"
+FORMAT = Format("ray legacy autoscaler log", Tag.RAY_LOG)
 
 _HEADER = re.compile(
     r"(?:StandardAutoscaler(?:\s*\[[^\]\n]{0,40}\])?|Cluster status):\s*(?:Have\s+)?"

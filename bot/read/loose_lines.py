@@ -20,11 +20,13 @@ import re
 from collections.abc import Sequence
 
 from bot.read import kubectl_events, ray_messages
+from bot.read.formats import Format, Tag
 from bot.read.found import MAX_TEXTS, Found
 from bot.read.ray_status_text import find_demands
 
-MESSAGES_FORMAT = "log or error messages"
-DEMAND_LINE_FORMAT = "ray status demand line"
+# Log and error lines no more specific format claims: in the corpus, nearly all of them Ray's.
+MESSAGES_FORMAT = Format("log or error messages", Tag.RAY_LOG)
+DEMAND_LINE_FORMAT = Format("ray status demand line", Tag.RAY_STATUS)
 
 _MARKDOWN = re.compile(r"^\s*(?:#{1,6}\s+|>\s?|[*-]\s+(?=\S))")
 # Matched against the lower-cased line: far faster than IGNORECASE over this many alternatives.

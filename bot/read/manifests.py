@@ -17,18 +17,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.read import node_types, serve_status
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, PodRecord, PodSource
 from bot.read.kubectl_describe import UNNAMED_NODE
 from bot.read.kubernetes_json import dig, field_for_kind, read_list
 
-KUBERNETES_FORMAT = "kubernetes manifest"
-RAYCLUSTER_FORMAT = "raycluster manifest"
-HELM_VALUES_FORMAT = "kuberay helm values"
+KUBERNETES_FORMAT = Format("kubernetes manifest", Tag.K8S_OBJECT_YAML)
+RAYCLUSTER_FORMAT = Format("raycluster manifest", Tag.K8S_OBJECT_YAML)
+HELM_VALUES_FORMAT = Format("kuberay helm values", Tag.K8S_OBJECT_YAML)
 UNNAMED_RAYCLUSTER = "(pasted raycluster)"
 _MAX_ITEMS = 20_000
 
 
-def _add_kubernetes_object(item: Mapping[str, Any], kind: str, found: Found, fmt: str | None = None) -> bool:
+def _add_kubernetes_object(
+    item: Mapping[str, Any], kind: str, found: Found, fmt: Format | None = None
+) -> bool:
     field_name = field_for_kind(kind)
     if field_name is None:
         return False

@@ -27,10 +27,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from bot.read.formats import Format, Tag
 from bot.read.quantity import parse_quantity
 from bot.snapshot.ray import NodeType
 
-FORMAT = "ray cluster config (node types)"
+FORMAT = Format("ray cluster config (node types)", Tag.RAY_CLUSTER_CONFIG)
 _MAX_TYPES = 200
 # What the Ray 1.x autoscaler left of a container's memory limit for tasks (the rest: object store).
 _TASK_MEMORY_SHARE = 0.7

@@ -51,6 +51,7 @@ from bot.read.autoscaler_text import (
     infeasible_requests,
     printed_bundles,
 )
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, RayStatusFigures
 from bot.read.ray_resource_maps import (
     find_maps,
@@ -61,15 +62,14 @@ from bot.read.ray_resource_maps import (
 from bot.read.ray_status_text import placement_group_demand
 from bot.snapshot.ray import Demand, RayNode
 
-SCHEDULER_FORMAT = "ray scheduling warning"
-AUTOSCALER_FORMAT = "ray autoscaler message"
-CONNECTION_FORMAT = "ray connection messages"
-APPLICATION_FORMAT = "ray application failure messages"
-TUNE_FORMAT = "ray tune resource warning"
-TUNE_STATUS_FORMAT = "ray tune status table"
-SERVE_FORMAT = "ray serve controller message"
-LEGACY_FORMAT = "ray legacy scheduler error"
-FRAMEWORK_FORMAT = "resource check of a framework on ray"
+SCHEDULER_FORMAT = Format("ray scheduling warning", Tag.RAY_DRIVER_WARNING)
+AUTOSCALER_FORMAT = Format("ray autoscaler message", Tag.RAY_LOG)
+CONNECTION_FORMAT = Format("ray connection messages", Tag.RAY_LOG)
+APPLICATION_FORMAT = Format("ray application failure messages", Tag.RAY_EXCEPTION)
+TUNE_FORMAT = Format("ray tune resource warning", Tag.RAY_DRIVER_WARNING)
+SERVE_FORMAT = Format("ray serve controller message", Tag.RAY_SERVE)
+LEGACY_FORMAT = Format("ray legacy scheduler error", Tag.RAY_EXCEPTION)
+FRAMEWORK_FORMAT = Format("resource check of a framework on ray", Tag.RAY_EXCEPTION)
 
 _STARTERS = (
     "cannot be scheduled right now",
@@ -341,7 +341,7 @@ def _read_tune(text: str, found: Found) -> bool:
                 totals[name], used[name] = total, spent or 0.0
         if "CPU" in totals:
             _set_cluster_totals(found, totals, used)
-            found.recognise(TUNE_STATUS_FORMAT)
+            found.recognise(tune_status.FORMAT)
             return True
     if recognised:
         found.recognise(TUNE_FORMAT)

@@ -34,7 +34,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.read import cut_literal, loose_lines, yaml_blocks
+from bot.read import cut_literal, loose_lines, ray_fields, yaml_blocks
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, RayStatusFigures
 from bot.read.protocol import Block, Paste, Reader
 from bot.read.ray_json import ray_state
@@ -42,8 +43,8 @@ from bot.read.ray_notation import base_resource, parse_amount_text
 from bot.read.ray_status_text import placement_group_demand
 from bot.snapshot.ray import Demand
 
-STATE_FORMAT = "ray state API output"
-PRINTOUT_FORMAT = "ray Python printout"
+STATE_FORMAT = Format("ray state API output", Tag.RAY_API_OUTPUT)
+PRINTOUT_FORMAT = Format("ray Python printout", Tag.RAY_API_OUTPUT)
 
 _LIST_HEADER = re.compile(r"^=+\s*List:\s*[^=]*=+\s*$")
 _SUMMARY_HEADER = re.compile(r"^=+\s*(?:Actors|Tasks|Objects) Summary:\s*[^=]*=+\s*$")
@@ -576,12 +577,21 @@ def _keyed_records(value: Any) -> list[dict[str, Any]]:
 
 
 def read_json_records(value: object, found: Found) -> bool:
-    """``ray list ... --format json``: a list of state records; False when it is not one."""
-    if not isinstance(value, list) or not value or not all(isinstance(item, dict) for item in value[:50]):
-        return False
+    """State records as JSON; False when ``value`` holds none.
+
+    ``ray list ... --format json`` prints a bare list; the dashboard's state API (``curl
+    .../api/v0/actors``) wraps the same records in its envelope, which the live collector's reader
+    of envelopes (:func:`bot.read.ray_fields.rows`) unwraps here too.
+    """
+    if isinstance(value, list):
+        if not value or not all(isinstance(item, dict) for item in value[:50]):
+            return False
+        items: Sequence[Mapping[str, Any]] = value
+    else:
+        items = ray_fields.rows(value)
     records = _Records()
     read_any = False
-    for item in value[:_MAX_RECORDS]:
+    for item in items[:_MAX_RECORDS]:
         if isinstance(item, dict) and any(key in item for key in (*_RECORD_KEYS, "NodeID")):
             read_any = records.add(item, "") or read_any
     if read_any:

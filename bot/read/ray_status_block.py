@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, RayStatusFigures
 from bot.read.protocol import Block, Paste, Reader
 from bot.read.ray_notation import parse_usage
@@ -26,7 +27,7 @@ from bot.read.ray_status_text import (
     section_of,
 )
 
-FORMAT = "ray status"
+FORMAT = Format("ray status", Tag.RAY_STATUS)
 
 _DASHES = re.compile(r"^\s*[-=]{3,}\s*$")
 _COUNT_NAME = re.compile(r"^(\d+)\s+(\S+)\s*$")

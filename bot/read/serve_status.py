@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bot.read import ray_messages
+from bot.read.formats import Format, Tag
 from bot.read.found import Found
 from bot.snapshot.ray import ServeApplication, ServeDeployment
 
-FORMAT = "serve status"
+FORMAT = Format("serve status", Tag.RAY_SERVE)
 _MAX_APPS = 200
 
 

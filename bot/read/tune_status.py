@@ -27,11 +27,12 @@ from __future__ import annotations
 import ast
 import re
 
+from bot.read.formats import Format, Tag
 from bot.read.found import Found, TuneProgress
 from bot.snapshot.ray import Demand
 
-FORMAT = "ray tune status table"
-CODE_FORMAT = "ray tune or train resource request"
+FORMAT = Format("ray tune status table", Tag.RAY_TUNE_STATUS)
+CODE_FORMAT = Format("ray tune or train resource request", Tag.PYTHON_CODE)
 
 _STATES = ("PENDING", "RUNNING", "TERMINATED", "ERROR", "PAUSED")
 _STATE = "|".join(_STATES)

@@ -47,7 +47,7 @@ def test_current_columns_tell_admitted_from_waiting() -> None:
     waiting = workloads["jobset-nvl8-hello-912542-a34fa"]
     assert not waiting.admitted
     assert waiting.queue == "gpu"
-    assert WORKLOADS_FORMAT in parse_paste(CURRENT).notes
+    assert WORKLOADS_FORMAT.label in parse_paste(CURRENT).notes
 
 
 def test_empty_reserved_and_admitted_cells_are_a_wait() -> None:

@@ -37,7 +37,7 @@ MONITOR_OUT = "found-autoscaling/ray-2660-gcp-gpu-worker-config-invalid-autoscal
 
 def test_monitor_status_gives_connected_nodes_totals_and_the_pending_launch() -> None:
     snapshot = parse_paste(_corpus(MONITOR_OUT))
-    assert LEGACY_FORMAT in snapshot.notes
+    assert LEGACY_FORMAT.label in snapshot.notes
     ray = snapshot.ray
     assert ray is not None
     assert ray.node_count == 1  # NumNodesConnected: the head alone
@@ -81,7 +81,7 @@ def test_load_metrics_line_of_ray_0_8_reads_its_comma_separated_usage() -> None:
 def test_an_autoscaler_error_line_is_left_to_the_message_rules() -> None:
     text = "StandardAutoscaler: Error during autoscaling: Traceback (most recent call last):"
     snapshot = parse_paste(text)
-    assert LEGACY_FORMAT not in snapshot.notes
+    assert LEGACY_FORMAT.label not in snapshot.notes
     assert [t.text for t in snapshot.texts] == [text]
 
 
@@ -90,7 +90,7 @@ def test_an_autoscaler_error_line_is_left_to_the_message_rules() -> None:
 
 def test_cluster_summary_gives_node_count_and_totals() -> None:
     snapshot = parse_paste(_corpus("shared-corpus/ray-20265-k8s-pods-register-host-gpus-40-on-8.txt"))
-    assert SUMMARY_FORMAT in snapshot.notes
+    assert SUMMARY_FORMAT.label in snapshot.notes
     assert snapshot.ray is not None
     assert snapshot.ray.node_count == 5
     assert snapshot.ray.totals == {"CPU": 5.0, "GPU": 40.0}
@@ -98,7 +98,7 @@ def test_cluster_summary_gives_node_count_and_totals() -> None:
 
 def test_a_sentence_that_only_starts_like_the_summary_stays_prose() -> None:
     snapshot = parse_paste("This cluster consists of\ntwo machines under my desk")
-    assert SUMMARY_FORMAT not in snapshot.notes
+    assert SUMMARY_FORMAT.label not in snapshot.notes
     assert snapshot.ray is None
 
 

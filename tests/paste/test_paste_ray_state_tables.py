@@ -88,9 +88,9 @@ def test_python_printouts_give_nodes_actors_and_cluster_wide_free_resources() ->
 
 def test_formats_are_named_and_summaries_swallow_their_table() -> None:
     snapshot = parse_paste((RECORDED / "v1-gpu2-task-status-and-summary-tasks.txt").read_text())
-    assert STATE_FORMAT in snapshot.notes and "log or error messages" not in snapshot.notes
+    assert STATE_FORMAT.label in snapshot.notes and "log or error messages" not in snapshot.notes
     printout = parse_paste((RECORDED / "v1-held-gpus-status-and-python.txt").read_text())
-    assert PRINTOUT_FORMAT in printout.notes
+    assert PRINTOUT_FORMAT.label in printout.notes
 
 
 def test_usage_reserved_in_placement_groups_is_not_free_to_other_work() -> None:

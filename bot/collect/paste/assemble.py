@@ -273,7 +273,7 @@ def _ray(found: Found) -> RayState | None:
 def build(found: Found) -> Snapshot:
     kubernetes = _kubernetes(found)
     ray = _ray(found)
-    notes = list(found.formats)
+    notes = [fmt.label for fmt in found.formats]
     for kind, count in found.dropped.items():
         notes.append(f"{count:,} further {kind} were left out to keep the snapshot small")
     notes.extend(found.notes)
