@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.classify import kubelet
+from bot.read import kubelet_message as kubelet
 
 
 @pytest.mark.parametrize(

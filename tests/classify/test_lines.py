@@ -104,7 +104,7 @@ def test_every_prefiltered_pattern_has_needles(module: str, name: str) -> None:
 
 
 def test_the_kubelet_and_scheduler_wordings_have_needles() -> None:
-    kubelet = importlib.import_module("bot.classify.kubelet")
+    kubelet = importlib.import_module("bot.read.kubelet_message")
     scheduler = importlib.import_module("bot.read.scheduler_message")
     assert needles(tuple(kubelet.WORDING)) is not None
     assert needles(tuple(scheduler.SCHEDULER_HEADS)) is not None

@@ -1,4 +1,4 @@
-"""Pods the scheduler placed but the kubelet refused, evicted or stopped (see bot.classify.kubelet).
+"""Pods the scheduler placed but the kubelet refused, evicted or stopped (see bot.read.kubelet_message).
 
 The same verdict arrives three ways: on the Pod (``status.reason``/``status.message``, from
 ``-o yaml``, ``describe pod`` or a ``get pods`` row), as the kubelet's Warning event, or as a loose
@@ -11,10 +11,10 @@ import re
 from collections.abc import Iterable
 
 from bot.catalogue import Rule
-from bot.classify import kubelet
 from bot.classify.context import RAY_CLUSTER_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.read import kubelet_message as kubelet
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.kubernetes import Pod
 
