@@ -11,7 +11,7 @@ RAY_COMPAT_VENV ?= $(HOME)/.cache/raydiag/venv-ray-$(RAY_COMPAT_VERSION)
 RAY_COMPAT_STAMP := $(RAY_COMPAT_VENV)/.installed-$(shell sha256sum $(RAY_COMPAT_LOCK) | cut -c1-16)
 
 
-.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval lock clean postgres alertmanager prometheus scan scan-lock ray-compat-venv
+.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval similar-eval similar-index coverage lock clean postgres alertmanager prometheus scan scan-lock ray-compat-venv controlplane
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,9 @@ typecheck: $(STAMP)
 # The state-store tests start their own PostgreSQL server from Debian's binaries (`postgres`).
 # The live compatibility test runs an older Ray from its own venv, built once from a hashed lock and
 # kept outside the checkout (a clean clone reuses it; a changed lock gets a fresh install).
-unit: $(STAMP) postgres alertmanager prometheus $(RAY_COMPAT_STAMP)
+# The control-plane tests (tests/integration/test_controlplane_smoke.py) start the real etcd,
+# kube-apiserver, kube-scheduler and KubeRay operator that `make controlplane` builds into ~/.cache.
+unit: $(STAMP) postgres alertmanager prometheus $(RAY_COMPAT_STAMP) controlplane
 	RAYDIAG_RAY_COMPAT_VENV=$(RAY_COMPAT_VENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 $(RAY_COMPAT_STAMP):
@@ -44,6 +46,14 @@ $(RAY_COMPAT_STAMP):
 	touch $@
 
 ray-compat-venv: $(RAY_COMPAT_STAMP)
+
+# The real Kubernetes control plane of the integration tests (tests/support/controlplane.py): etcd,
+# kube-apiserver, kube-scheduler and the KubeRay operator, built from their Go modules pinned by the
+# go.sum files in tools/controlplane into ~/.cache/raydiag/controlplane/<release>/ (outside the
+# checkout), reused while current. Needs Go >= 1.24 (`go`, or GO=/path/to/go). A cold build took
+# 10-15 minutes on two shared cores; see README "Development".
+controlplane:
+	tools/controlplane/build.sh
 
 test: lint typecheck unit
 
@@ -63,6 +73,20 @@ bench-cluster-cli: $(STAMP)
 # false alarms, per cause and per format, and the misses by id.
 eval: $(STAMP)
 	$(BIN)/python benchmarks/corpus_eval.py
+
+# "Seen before": hit@1 of the cause the closest resolved reports agree on, leave-one-thread-out over
+# the corpus (benchmarks/similar_eval.py). `similar-index` rewrites the shipped index
+# (bot/similar/reports.json) after a corpus change; tests/similar fails while it is stale.
+similar-eval: $(STAMP)
+	$(BIN)/python benchmarks/similar_eval.py
+
+similar-index: $(STAMP)
+	$(BIN)/python tools/build_similar_index.py
+
+# Coverage of the tools' own messages (tests/inventory/<tool>.yaml, learned from each tool's source):
+# every message printed in the tool's layouts and read by `explain`; the share per tool and the misses.
+coverage: $(STAMP)
+	$(BIN)/python benchmarks/coverage.py
 
 # PostgreSQL's server binaries, for the tests that run the state store on a real PostgreSQL (they
 # start and stop their own throwaway server). Debian's package; nothing to do when it is there.

@@ -72,6 +72,9 @@ from bot.classify import classify
 mark("import the classifier (detectors)")
 diagnosis = classify(snapshot, catalogue)
 mark("classify")
+from bot.similar import seen_before
+diagnosis = seen_before(text, diagnosis)
+mark("closest resolved reports (the shipped index, first use)")
 out = bot.cli.render(diagnosis, catalogue, "text", "en")
 mark("render (text)")
 bot.catalogue.load_catalogue()

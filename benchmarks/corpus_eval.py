@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: the repo root holds the packages
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.markdown_block import write_block  # noqa: E402
+from benchmarks.markdown_block import measured_block, write_block  # noqa: E402
 from bot.read.formats import Tag  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
@@ -291,15 +289,6 @@ def report(result: dict[str, Any], wrong: list[dict[str, Any]]) -> str:
     return "\n\n".join(parts[:3]) + "\n\n" + "\n".join(parts[3:]) + "\n"
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def write_markdown(path: Path, block: str) -> None:
     write_block(path, block, MARK_START, MARK_END)
 
@@ -322,17 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(report(result, wrong))
     if args.markdown:
-        today = datetime.now(UTC).strftime("%Y-%m-%d")
-        block = "\n".join(
-            [
-                MARK_START,
-                f"Measured {today} at commit {_commit()} with "
-                f"`.venv/bin/python benchmarks/corpus_eval.py --markdown {args.markdown}` (`make eval`).",
-                "",
-                report(result, wrong),
-                MARK_END,
-            ]
-        )
+        command = f"`.venv/bin/python benchmarks/corpus_eval.py --markdown {args.markdown}` (`make eval`)"
+        block = measured_block(MARK_START, MARK_END, command, report(result, wrong))
         write_markdown(args.markdown, block)
     return 0
 

@@ -6,7 +6,11 @@ RELIABILITY.md, so a rerun replaces its figures and leaves every other section a
 
 from __future__ import annotations
 
+import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def write_block(
@@ -23,3 +27,20 @@ def write_block(
     else:
         text = text.rstrip("\n") + "\n\n" + (f"{heading}\n\n" if heading else "") + block + "\n"
     path.write_text(text, encoding="utf-8")
+
+
+def commit() -> str:
+    """The checkout's short commit, or "unknown" outside a git checkout."""
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def measured_block(start: str, end: str, command: str, body: str) -> str:
+    """A benchmark's block: its markers around a line saying when, at which commit and with which
+    command it was measured, then ``body``."""
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    return "\n".join([start, f"Measured {today} at commit {commit()} with {command}.", "", body, end])

@@ -177,6 +177,19 @@ def build_parser() -> argparse.ArgumentParser:
     quiz_mode = quiz.add_mutually_exclusive_group()
     quiz_mode.add_argument("--stats", action="store_true", help="show the team's results")
     quiz_mode.add_argument("--reset", action="store_true", help="forget your answers and start over")
+
+    corpus = commands.add_parser("corpus", help="users' verdicts from Slack as test corpus cases")
+    corpus_commands = corpus.add_subparsers(
+        dest="corpus_command", metavar="{export}", required=True, parser_class=_Parser
+    )
+    export = corpus_commands.add_parser(
+        "export", help="write every diagnosis people gave a verdict on as a tests/corpus batch folder"
+    )
+    export.add_argument(
+        "--out", type=Path, required=True, help="the batch folder to write (created if needed)"
+    )
+    export.add_argument("--db", help="state database: a SQLite file or a URL (default: the bot's default)")
+    export.add_argument("--config", type=Path, help="raydiag config file whose state.url keeps the verdicts")
     return parser
 
 
@@ -466,6 +479,14 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None 
                 stdout=stdout,
             )
         except QuizCommandError as error:
+            raise UsageError(str(error)) from error
+        return EXIT_OK
+    if args.command == "corpus":
+        from bot.corpus.export import ExportError, run_export  # noqa: PLC0415 - lazy: `corpus` only
+
+        try:
+            stdout.write(run_export(args.db, args.config, args.out))
+        except ExportError as error:
             raise UsageError(str(error)) from error
         return EXIT_OK
     if args.command == "collect":

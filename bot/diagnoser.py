@@ -201,11 +201,16 @@ class Diagnoser:
     def explain(self, text: str, trigger: Trigger = "paste", timeout: float | None = None) -> Diagnosis:
         """A diagnosis of pasted output (``ray status``, ``kubectl describe``, logs...), in the same
         pool as cluster runs; never shared (each paste is its own). Raises ``Busy`` like ``submit``.
-        The parser bounds its own work and says in the notes what it left out."""
+        The parser bounds its own work and says in the notes what it left out. The diagnosis carries
+        the closest resolved reports ("Seen before", ``bot.similar``), and when nothing in the paste
+        was recognised, the cause they agree on as an ``info`` finding."""
         from bot.collect.paste import parse_paste  # noqa: PLC0415 - lazy: the paste readers load only for pastes
+        from bot.similar import seen_before  # noqa: PLC0415 - lazy: like the paste readers
 
         key = (PASTED, next(self._unshared))
-        work = self._submit(key, PASTED, trigger, lambda: classify(parse_paste(text), self.catalogue))
+        work = self._submit(
+            key, PASTED, trigger, lambda: seen_before(text, classify(parse_paste(text), self.catalogue))
+        )
         return work.future.result(timeout=timeout)
 
     # --- the one way a diagnosis runs ---------------------------------------------------------------

@@ -19,6 +19,10 @@ from bot.snapshot.errors import CollectionError
 from bot.terms import Layer, Severity
 
 VerdictLayer = Literal["kubernetes", "ray", "application", "healthy", "unknown"]
+# The rule id of the one finding no rule of the catalogue makes: the cause the closest resolved
+# reports agree on, added by the service (bot/similar) when nothing in a paste was recognised. It is
+# a lead from likeness, not a reading of the text, so it never makes a verdict of its own.
+SIMILAR_RULE = "similar-resolved-reports"
 
 
 class _Model(Record):
@@ -221,6 +225,22 @@ class StackVersions(_Model):
         return {part: value for part, value in parts.items() if value}
 
 
+class SimilarReport(_Model):
+    """A resolved public report that reads like the pasted text (BM25 over the shipped corpus index).
+
+    ``resolution`` is the first sentence of how its thread resolved it, in our words (English);
+    ``causes`` is empty for a report outside the ten causes, and for a healthy one (``healthy``).
+    """
+
+    id: str
+    causes: list[int] = field(default_factory=list)
+    resolution: str = ""
+    address: str = ""
+    score: float = 0.0
+    healthy: bool = False
+    shared_words: int = 0  # distinct words it shares with the text
+
+
 class Diagnosis(_Model):
     cluster: str | None = None
     # Where the Ray cluster lives; fills {namespace} in commands whose subject has none.
@@ -234,6 +254,9 @@ class Diagnosis(_Model):
     # The GPUs layer by layer, for the capacity picture and the health post.
     capacity: Capacity = field(default_factory=Capacity)
     versions: StackVersions = field(default_factory=StackVersions)
+    # The closest resolved reports to a pasted text, best first ("Seen before"); empty for a
+    # cluster that was read, and wherever the index could not be used.
+    similar: list[SimilarReport] = field(default_factory=list)
 
     @property
     def top(self) -> Finding | None:
@@ -244,7 +267,8 @@ class Diagnosis(_Model):
         alarming = [f for f in self.findings if f.severity != "info"]
         if alarming:
             return alarming[0].layer
-        if self.findings or self.figures:
+        # A finding from likeness alone reads nothing in the text: the verdict stays unknown.
+        if self.figures or any(f.rule != SIMILAR_RULE for f in self.findings):
             return "healthy"
         return "unknown"
 

@@ -38,6 +38,7 @@ from bot.slack.probe_actions import PROBE_HANDLERS
 from bot.slack.quiz_actions import install_quiz_actions, register_quiz
 from bot.slack.schedule_commands import register_schedules
 from bot.slack.server import SlackHTTPServer
+from bot.slack.verdict_actions import install_verdict_actions
 from bot.store import Store, StoreError, open_store
 
 LOG = logging.getLogger(__name__)
@@ -387,6 +388,7 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         probe_handlers=PROBE_HANDLERS,
     )
     install_quiz_actions(app, bot)
+    install_verdict_actions(app, bot)
     check_slack(app.client)
     elect = config.leader_election.enabled
     if elect and config.state.database_url(env).startswith("sqlite"):

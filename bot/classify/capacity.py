@@ -257,7 +257,7 @@ def gpu_rows(ctx: Context, demands: Iterable[RayDemand]) -> list[GpuModelCapacit
     tallies.count_pods()
     ray = ctx.ray
     if ray is not None:
-        if ray.nodes:
+        if ctx.ray_nodes_known:
             tallies.count_ray_nodes(ray)
         else:
             tallies.count_ray_totals(ray)
@@ -371,8 +371,9 @@ def _serve_applications(ctx: Context) -> list[ServeApp] | None:
     return []
 
 
-def _ray_nodes_alive(ray: RayState) -> int:
-    return len(ray.alive_nodes) if ray.nodes else ray.node_count or 0
+def _ray_nodes_alive(ctx: Context) -> int:
+    counted = ctx.ray_node_count
+    return counted[0] if counted else 0
 
 
 def _gpu_actors(ray: RayState) -> list[GpuActor]:
@@ -437,7 +438,7 @@ def capacity_of(ctx: Context) -> Capacity:
         ready_worker_pods=_ready_workers(ctx) if ctx.has_kubernetes else None,
         worker_pods=_worker_pods(ctx) if ctx.has_kubernetes else None,
         head_ready=_head_ready(ctx) if ctx.has_kubernetes else None,
-        ray_nodes_alive=_ray_nodes_alive(ray) if ray is not None else None,
+        ray_nodes_alive=_ray_nodes_alive(ctx) if ray is not None else None,
         ray_gpu_nodes=_ray_gpu_nodes(ctx) if ray is not None else [],
         serve_applications=_serve_applications(ctx),
         demands=demands,

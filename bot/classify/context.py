@@ -196,7 +196,14 @@ class Context:
     # --- Ray --------------------------------------------------------------------------------
     @cached_property
     def ray_nodes(self) -> list[RayNode]:
-        return self.ray.alive_nodes if self.ray else []
+        """The alive Ray nodes, when the snapshot lists them all; else none.
+
+        A ``ray status -v`` can print fewer ``Node:`` blocks than the nodes it counts
+        (``RayState.nodes_complete``): judged one by one, the nodes left out would read as missing
+        (a Pod not joined, a demand no node holds). Then the rules reason from the counts and the
+        cluster totals, as for a plain ``ray status``.
+        """
+        return self.ray.alive_nodes if self.ray and self.ray.nodes_complete else []
 
     @cached_property
     def ray_nodes_by_ip(self) -> dict[str, RayNode]:
@@ -204,8 +211,8 @@ class Context:
 
     @property
     def ray_nodes_known(self) -> bool:
-        """True when the snapshot lists Ray nodes one by one (not only cluster totals)."""
-        return bool(self.ray and self.ray.nodes)
+        """True when the snapshot lists every Ray node one by one (not only cluster totals)."""
+        return bool(self.ray and self.ray.nodes and self.ray.nodes_complete)
 
     @cached_property
     def ray_node_count(self) -> tuple[int, int] | None:
@@ -234,6 +241,8 @@ class Context:
             return self.ray.totals.get("GPU", 0.0)
         if self.ray_nodes:
             return sum(n.resources_total.get("GPU", 0.0) for n in self.ray_nodes)
+        if self.ray.node_count == 0:
+            return 0.0  # a status of a cluster with no node at all: it registers nothing
         return None
 
     # --- Text -------------------------------------------------------------------------------

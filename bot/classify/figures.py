@@ -26,14 +26,15 @@ def headline_figures(ctx: Context) -> dict[str, str]:
                 figures["gpus_given_to_ray_pods"] = f"{gpus:g}"
     ray = ctx.ray
     if ray is not None:
-        if ray.nodes:
+        if ctx.ray_nodes_known:
             figures["ray_nodes_alive"] = str(len(ctx.ray_nodes))
             gpus = sum(n.resources_total.get("GPU", 0.0) for n in ctx.ray_nodes)
         else:
             if ray.node_count is not None:
                 figures["ray_nodes_alive"] = str(ray.node_count)
             gpus = ray.totals.get("GPU", 0.0)
-        if gpus or "gpus_given_to_ray_pods" in figures:
+        # A status of a cluster without any node says 0 GPUs as plainly as it says 0 nodes.
+        if gpus or "gpus_given_to_ray_pods" in figures or ray.node_count == 0:
             figures["gpus_registered_in_ray"] = f"{gpus:g}"
         if ray.demands:
             figures["ray_pending_demands"] = str(sum(d.count for d in ray.demands))

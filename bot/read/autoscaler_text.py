@@ -26,10 +26,13 @@ class InfeasibleRequests:
 
     ``shapes``: each different shape once, with how many requests ask it; ``bundles``: the bundles
     of one placement group. A placement-group message gives only bundles, any other only shapes.
+    ``constraint``: the shapes are a ``request_resources()`` constraint (v2's ``cluster constraint:``),
+    which no work waits on: the set as a whole did not fit, not each shape.
     """
 
     shapes: list[tuple[dict[str, float], int]] = field(default_factory=list)
     bundles: list[dict[str, float]] = field(default_factory=list)
+    constraint: bool = False
 
 
 def _printed_maps(text: str) -> list[tuple[dict[str, float], int]]:
@@ -73,4 +76,6 @@ def infeasible_requests(message: str) -> InfeasibleRequests:
     message = message[at:].partition(". Add suitable")[0]
     if "placement group requests" in message:
         return InfeasibleRequests(bundles=printed_bundles(message.partition("):")[2]))
+    if message[len(INFEASIBLE_EVENT) :].lstrip().startswith("cluster constraint"):
+        return InfeasibleRequests(shapes=counted_shapes(message), constraint=True)
     return InfeasibleRequests(shapes=counted_shapes(message))

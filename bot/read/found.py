@@ -15,10 +15,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.read.code_facts import CodeFacts
 from bot.read.formats import Format
 from bot.snapshot.kubernetes import Event, Node, Pod
 from bot.snapshot.model import TextLine
-from bot.snapshot.ray import Demand, NodeType, PlacementGroup, RayActor, RayNode, ServeApplication
+from bot.snapshot.ray import (
+    Demand,
+    NodeType,
+    PlacementGroup,
+    RayActor,
+    RayNode,
+    ResourceConstraint,
+    ServeApplication,
+)
+from bot.snapshot.stated import StatedJoinGap, StatedNodeGpus, StatedVersion
 
 MAX_TEXTS = 2000
 MAX_OBJECTS = 5000
@@ -74,9 +84,6 @@ class TuneProgress:
     # What one trial asks for, read from the pasted code; a demand only once trials are seen waiting.
     request: Demand | None = None
     request_added: bool = False
-    # A ``ScalingConfig(`` / ``Trainer(`` call whose keywords continue on the next lines.
-    open_call: dict[str, str] | None = None
-    open_call_text: str = ""
 
     def counts(self) -> dict[str, int]:
         if self.summary:
@@ -106,6 +113,8 @@ class Found:
     ray_version: str | None = None
     ray_nodes: list[RayNode] = field(default_factory=list)
     demands: list[Demand] = field(default_factory=list)
+    # ``request_resources()`` constraints: what the autoscaler keeps room for, not work waiting.
+    constraints: list[ResourceConstraint] = field(default_factory=list)
     ray_actors: list[RayActor] = field(default_factory=list)
     placement_groups: list[PlacementGroup] = field(default_factory=list)
     # ``ray.cluster_resources()`` / ``ray.available_resources()`` printouts, kept until both are seen.
@@ -114,7 +123,15 @@ class Found:
     node_types: list[NodeType] = field(default_factory=list)
     serve_applications: list[ServeApplication] = field(default_factory=list)
     tune: TuneProgress | None = None
+    # What pasted Python code declares, joined with the rest of the paste at the end (python_code.settle).
+    code: CodeFacts = field(default_factory=CodeFacts)
     texts: list[TextLine] = field(default_factory=list)
+    # Facts a person stated in words (``bot/read/prose.py``), kept apart from what tools printed.
+    stated_versions: list[StatedVersion] = field(default_factory=list)
+    stated_gpus: list[StatedNodeGpus] = field(default_factory=list)
+    stated_join_gaps: list[StatedJoinGap] = field(default_factory=list)
+    # Characters of prose read for stated facts so far: that reading stops at a budget.
+    prose_chars: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
     _seen_texts: set[str] = field(default_factory=set)
     _seen_demands: set[str] = field(default_factory=set)
@@ -179,6 +196,13 @@ class Found:
             self._seen_demands.add(key)
             self.demands.append(demand)
 
+    def add_constraint(self, constraint: ResourceConstraint) -> None:
+        """The same constraint repeated (a status pasted twice) is kept once."""
+        if any(c.shape == constraint.shape and c.count == constraint.count for c in self.constraints):
+            return
+        if self._room("constraints", len(self.constraints), MAX_DEMANDS):
+            self.constraints.append(constraint)
+
     def add_node_type(self, node_type: NodeType) -> None:
         if self._room("node types", len(self.node_types), MAX_DEMANDS):
             self.node_types.append(node_type)
@@ -186,6 +210,25 @@ class Found:
     def add_serve_application(self, application: ServeApplication) -> None:
         if self._room("serve applications", len(self.serve_applications), MAX_DEMANDS):
             self.serve_applications.append(application)
+
+    def add_stated_version(self, fact: StatedVersion) -> None:
+        """A sentence repeated (quoted twice in a thread) states its version once."""
+        if fact not in self.stated_versions and self._room(
+            "stated versions", len(self.stated_versions), MAX_DEMANDS
+        ):
+            self.stated_versions.append(fact)
+
+    def add_stated_gpus(self, fact: StatedNodeGpus) -> None:
+        if fact not in self.stated_gpus and self._room(
+            "stated GPU counts", len(self.stated_gpus), MAX_DEMANDS
+        ):
+            self.stated_gpus.append(fact)
+
+    def add_stated_join_gap(self, fact: StatedJoinGap) -> None:
+        if fact not in self.stated_join_gaps and self._room(
+            "stated join gaps", len(self.stated_join_gaps), MAX_DEMANDS
+        ):
+            self.stated_join_gaps.append(fact)
 
     def add_text(self, text: str) -> None:
         text = text.strip()

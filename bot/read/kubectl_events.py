@@ -37,7 +37,9 @@ KARPENTER_FORMAT = Format("karpenter message", Tag.KARPENTER)
 
 _AGE = r"(?:<unknown>|<invalid>|\d+(?:\.\d+)?[smhdy](?:\d+[smhdy])*)"
 _COUNT = rf"\(x(?P<count>\d+) over {_AGE}\)"
-_REASON = r"[A-Z][A-Za-z0-9]+"
+# Reasons are CamelCase words, except the kubelet's admission refusal for an extended resource: it
+# appends the resource name to ``OutOf`` (``OutOfnvidia.com/gpu``, pkg/kubelet/lifecycle/predicate.go).
+_REASON = r"OutOf[a-z0-9][\w.-]*/[\w.-]+|[A-Z][A-Za-z0-9]+"
 _DESCRIBE_ROW = re.compile(
     rf"^\s*(?:(?P<type>Normal|Warning)\s+)?(?P<reason>{_REASON})\s+{_AGE}(?:\s+{_COUNT})?\s+"
     r"(?P<source>[a-z][\w.-]*(?:, [\w.-]+)?)\s+(?P<message>\S.*)$"

@@ -188,3 +188,54 @@ def read(
     if _STOPPED.search(text) or reason in _STOPPED_REASONS:
         return KubeletVerdict("node-stopped", reason or "Terminated", text)
     return None
+
+
+# The kubelet's container events, and the waiting reason it sets on the container status at the same
+# time (pkg/kubelet/images/image_manager.go, pkg/kubelet/kuberuntime/kuberuntime_container.go and
+# kuberuntime_manager.go): a pull that failed (``Failed``: ``Failed to pull image "x": …``, then
+# ``Error: ErrImagePull``), its back-off (``BackOff``: ``Back-off pulling image "x"``, then ``Error:
+# ImagePullBackOff``), ``ErrImageNeverPull`` and ``InspectFailed`` (an image name it cannot parse), a
+# container restarting in back-off (``BackOff``: ``Back-off restarting failed container[ c in pod …]``),
+# and a container whose config the kubelet could not build (``Failed``: ``Error: configmap "x" not
+# found`` and the like: ``CreateContainerConfigError``). A runtime's refusal (``Error: failed to create
+# containerd task: …``, ``CreateContainerError``) is left out: its cause is in the runtime's words (a
+# GPU hook, a seccomp profile), which this family does not judge. A paste of events alone still shows
+# the container's state this way.
+_PULL_FAILED = re.compile(r"^Failed to pull image\b|^Error: ErrImagePull\b")
+_PULL_BACK_OFF = re.compile(r"^Back-off pulling image\b|^Error: ImagePullBackOff\b")
+_RESTART_BACK_OFF = re.compile(r"^Back-off restarting failed container(?: (?P<container>[\w.-]+))?")
+_CONFIG_ERROR = re.compile(
+    r"^Error: (?:(?:configmap|secret) \"[^\"]+\" not found|couldn't find key \S+ in (?:ConfigMap|Secret)\b|"
+    r"container has runAsNonRoot and image)"
+)
+_CONTAINER_REASONS = {"ErrImageNeverPull": "ErrImageNeverPull", "InspectFailed": "InvalidImageName"}
+
+
+@dataclass(frozen=True)
+class ContainerEvent:
+    """A container state read from one kubelet event: the waiting reason and, where the message
+    names it, the container."""
+
+    reason: str
+    container: str = ""
+
+
+def container_event(reason: str, message: str) -> ContainerEvent | None:
+    """The container waiting reason a kubelet event reports, or None when it reports none."""
+    text = message.strip()
+    if reason in _CONTAINER_REASONS:
+        return ContainerEvent(_CONTAINER_REASONS[reason])
+    if reason == "Failed":
+        if _PULL_FAILED.search(text):
+            return ContainerEvent("ErrImagePull")
+        if _PULL_BACK_OFF.search(text):
+            return ContainerEvent("ImagePullBackOff")
+        if _CONFIG_ERROR.search(text):
+            return ContainerEvent("CreateContainerConfigError")
+        return None
+    if reason == "BackOff":
+        if _PULL_BACK_OFF.search(text):
+            return ContainerEvent("ImagePullBackOff")
+        if restart := _RESTART_BACK_OFF.search(text):
+            return ContainerEvent("CrashLoopBackOff", restart.group("container") or "")
+    return None

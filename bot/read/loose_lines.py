@@ -11,7 +11,9 @@ that quotes ``nvidia GPUs not available on Node`` or ``1 nodes have joined so fa
 more`` carries the signal and no error word. Whether a line *looks like* a message (an error word,
 a log prefix) decides only whether the paste counts as recognised output; what the line means is
 left to the phrase rules, which name their own patterns. Prose may fill only part of the text
-budget, so a long chat thread cannot crowd out the log lines pasted after it.
+budget, so a long chat thread cannot crowd out the log lines pasted after it. A line no format
+understood is also read for the facts people state in words ("Ray 2.9 on the cluster, 2.10
+locally", "each node has one A10G"): :mod:`bot.read.prose` says why it is called from here.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.read import kubectl_events, ray_messages
+from bot.read import kubectl_events, prose, ray_messages
 from bot.read.formats import Format, Tag
 from bot.read.found import MAX_TEXTS, Found
 from bot.read.ray_status_text import find_demands
@@ -97,6 +99,10 @@ def _read_logical(text: str, found: Found, namespace: str | None) -> None:
             found.add_demand(demand.model_copy(update={"listed": True}))
         found.recognise(DEMAND_LINE_FORMAT)
         recognised = True
+    if not recognised and prose.read_line(text, found):
+        # A sentence stating versions, GPUs per node or workers that never joined: kept as text
+        # whatever the prose budget, since a rule quotes it.
+        found.add_text(text)
     if recognised:
         found.add_text(text)
     elif looks_like_message(text):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.read import node_types, serve_status
+from bot.read import node_types, serve_config, serve_status
 from bot.read.formats import Format, Tag
 from bot.read.found import Found, PodRecord, PodSource
 from bot.read.kubectl_describe import UNNAMED_NODE
@@ -41,6 +41,8 @@ def _add_kubernetes_object(
         found.note(f"a pasted {kind} was skipped after a parser error")
         return False
     added = False
+    if kind == "RayService":  # its Serve config, a YAML string: what the replicas ask for
+        serve_config.read_serve_config_text(dig(item, "spec", "serveConfigV2"), found)
     for obj in objects:
         added = True
         if field_name == "pods":
@@ -293,6 +295,8 @@ def read_document(doc: object, found: Found, depth: int = 0) -> bool:
         kind = None  # the Ray 1.x operator's RayCluster: its ``podTypes`` are node types, read below
     if isinstance(kind, str):
         return _add_kubernetes_object(doc, kind, found)
+    if serve_config.looks_like_serve_config(doc):
+        return serve_config.read_serve_config(doc, found)
     if serve_status.looks_like_serve_status(doc):
         return serve_status.read_serve_status(doc, found)
     if isinstance(doc.get("available_node_types"), Mapping) or node_types.looks_like_node_types(doc):

@@ -25,7 +25,7 @@ from bot.read.ray_fields import (
 )
 from bot.read.ray_notation import MAX_BUNDLES, is_synthetic_node_type
 from bot.read.ray_status_text import RayStatusText, parse_status_text, placement_group_demand
-from bot.snapshot.ray import Demand
+from bot.snapshot.ray import Demand, ResourceConstraint
 
 
 class ClusterStatus:
@@ -98,7 +98,7 @@ def _shape_counts(raw: object) -> list[tuple[dict[str, float], int]]:
 
 
 def structured_demands(status: ClusterStatus) -> list[Demand]:
-    """The demands of the structured (v1) status: tasks and actors, placement groups, requests."""
+    """The demands of the structured (v1) status: tasks and actors, and placement groups."""
     load = status.load
     demands = [
         Demand(shape=shape, count=count, kind="task_or_actor")
@@ -122,12 +122,17 @@ def structured_demands(status: ClusterStatus) -> list[Demand]:
                     as_count(entry[1] if isinstance(entry, list) and len(entry) > 1 else 1),
                 )
             )
-    demands += [
-        Demand(shape=shape, count=count, kind="request")
-        for shape, count in _shape_counts(field(load, "request_demand"))
+    return demands
+
+
+def structured_constraints(status: ClusterStatus) -> list[ResourceConstraint]:
+    """``request_demand`` of the structured (v1) status: what ``request_resources()`` asked the
+    autoscaler to keep room for, which is no work waiting."""
+    return [
+        ResourceConstraint(shape=shape, count=count)
+        for shape, count in _shape_counts(field(status.load, "request_demand"))
         if shape
     ]
-    return demands
 
 
 def node_groups(status: ClusterStatus, names: ResourceNames) -> dict[str, int]:

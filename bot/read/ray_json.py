@@ -34,6 +34,7 @@ from bot.read.ray_cluster_status import (
     node_groups,
     pending_nodes,
     recent_failures,
+    structured_constraints,
     structured_demands,
     usage_pairs,
 )
@@ -71,16 +72,24 @@ _BundleKey = list[list[tuple[str, float]]]
 # --- infeasible demands --------------------------------------------------------------------------
 
 
-def _infeasible_events(events: object) -> tuple[list[dict[str, float]], list[_BundleKey]]:
-    """Shapes and placement groups the autoscaler said no node type can hold (``cluster_events``)."""
+def _infeasible_events(
+    events: object,
+) -> tuple[list[dict[str, float]], list[_BundleKey], list[dict[str, float]]]:
+    """Shapes, placement groups and ``request_resources()`` constraints the autoscaler said no node
+    type can hold (``cluster_events``)."""
     shapes: list[dict[str, float]] = []
     groups: list[_BundleKey] = []
+    constraints: list[dict[str, float]] = []
     for event in rows(events):
         found = infeasible_requests(as_text(event.get("message")) or "")
+        if found.constraint:
+            # The constraint's set did not fit, which says nothing of a task of one of its shapes.
+            constraints += [shape for shape, _ in found.shapes]
+            continue
         shapes += [shape for shape, _ in found.shapes]
         if found.bundles:
             groups.append(_bundle_key(found.bundles))
-    return shapes, groups
+    return shapes, groups, constraints
 
 
 def _infeasible_groups(pg_rows: list[Mapping[str, Any]], names: ResourceNames) -> list[_BundleKey]:
@@ -435,7 +444,7 @@ def ray_state(
         _strategy_from_demands(_placement_group(row, names, dead_jobs), demands, row.get("strategy"))
         for row in pg_rows
     ]
-    shapes, groups = _infeasible_events(responses.get("cluster_events"))
+    shapes, groups, unfit = _infeasible_events(responses.get("cluster_events"))
     demands = _mark_infeasible(demands, shapes, groups + _infeasible_groups(pg_rows, names))
 
     nodes = _nodes(responses, status, names)
@@ -454,6 +463,12 @@ def ray_state(
         pending_nodes=pending_nodes(status, names),
         recent_failures=recent_failures(status, names),
         demands=demands,
+        constraints=[
+            c.model_copy(update={"infeasible": True}) if c.shape in unfit and not c.infeasible else c
+            for c in (
+                structured_constraints(status) if status.structured is not None else status.parsed.constraints
+            )
+        ],
         actors=[_actor(row, names) for row in actor_rows],
         pending_tasks=[task for row in task_rows if (task := _task(row, names))],
         placement_groups=placement_groups,

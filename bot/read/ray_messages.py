@@ -60,7 +60,7 @@ from bot.read.ray_resource_maps import (
     parse_usage,
 )
 from bot.read.ray_status_text import placement_group_demand
-from bot.snapshot.ray import Demand, RayNode
+from bot.snapshot.ray import Demand, RayNode, ResourceConstraint
 
 SCHEDULER_FORMAT = Format("ray scheduling warning", Tag.RAY_DRIVER_WARNING)
 AUTOSCALER_FORMAT = Format("ray autoscaler message", Tag.RAY_LOG)
@@ -253,9 +253,18 @@ def _remaining_node(text: str) -> RayNode | None:
     )
 
 
-def _infeasible_demands(text: str) -> list[Demand]:
-    """The autoscaler's "No available node types can fulfill ..." (read in :mod:`bot.snapshot`)."""
+def _infeasible_demands(text: str, found: Found) -> list[Demand]:
+    """The autoscaler's "No available node types can fulfill ..." (read in :mod:`bot.snapshot`).
+
+    A ``cluster constraint`` (``request_resources()``) that fits no node type is kept as that
+    constraint: nothing waits on it, so it is no demand."""
     requests = infeasible_requests(text)
+    if requests.constraint:
+        for shape, count in requests.shapes:
+            found.add_constraint(
+                ResourceConstraint(shape=shape, count=count, infeasible=True, source_text=text)
+            )
+        return []
     if requests.bundles:
         return [placement_group_demand(requests.bundles, None, 1, text, infeasible=True)]
     return [
@@ -473,7 +482,7 @@ def read_message(text: str, found: Found) -> bool:
         recognised = True
     if INFEASIBLE_EVENT in text or _NO_NODE_TYPE in text:
         if INFEASIBLE_EVENT in text:
-            demands = _infeasible_demands(text)
+            demands = _infeasible_demands(text, found)
         else:
             demands = _demands_after(text, _NO_NODE_TYPE, infeasible=True)
         for demand in demands:

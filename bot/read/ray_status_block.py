@@ -22,7 +22,7 @@ from bot.read.ray_status_text import (
     LEGACY_HEADER,
     TIMING,
     TITLES,
-    find_demands,
+    find_entries,
     parse_status_text,
     section_of,
 )
@@ -57,8 +57,8 @@ def is_start(lines: Sequence[str], i: int) -> bool:
     kind = section_of(line.strip())
     if kind == "usage":
         return parse_usage(following.strip()) is not None
-    if kind == "demands":
-        return bool(find_demands(following))
+    if kind in {"demands", "constraints"}:
+        return bool(find_entries(following))
     return False
 
 
@@ -138,6 +138,8 @@ def parse(lines: Sequence[str], found: Found) -> list[str]:
     status = parse_status_text(lines)
     for demand in status.demands:
         found.add_demand(demand)
+    for constraint in status.constraints:
+        found.add_constraint(constraint)
     for node in status.nodes:
         found.add_ray_node(node)
     figures = RayStatusFigures(

@@ -16,18 +16,28 @@ Ray's own formatters (autoscaler v1 ``format_info_string``, v2 ``ClusterStatusFo
   `` (x used of y reserved in placement groups)``; memory as ``0.00/33.528 GiB memory`` (1.x) or
   ``1.50GiB/64.00GiB memory`` (2.x; ``0B`` when nothing); ``node:`` resources are never printed and
   ``accelerator_type:`` ones only with ``-v``.
-* Constraints: ``Total Constraints:`` (older) / ``From request_resources:`` (2.4x+), lines
-  `` {'CPU': 4}: 2 from request_resources()``, or ``(none)``/``(no request_resources() constraints)``.
+* Constraints that ``ray.autoscaler.sdk.request_resources()`` set, under ``Constraints:``, then
+  ``Total Constraints:``, now ``From request_resources:`` (Ray renamed it twice in 2025): lines
+  `` {'CPU': 4}: 2 from request_resources()`` or `` (none)``. Before that section existed the same
+  lines sat among the demands as `` {'CPU': 16}: 100+ from request_resources()``. They are the
+  autoscaler's floor, not work that waits: they are read as constraints, never as demands.
 * Demands: ``Demands:`` / ``Total Demands:`` / ``Pending Demands:``, lines `` {'GPU': 1.0}: 2+
   pending tasks/actors`` (`` (1+ using placement groups)`` after it when inside a group) and
   `` {'CPU': 1.0} * 2, {'GPU': 1.0} * 1 (PACK): 1+ pending placement groups``.
 * ``-v``: per node ``Node: <node id or ip> [(<type>)]`` (v2: ``Node: <instance id> (<type>)`` and
-  `` Id: <node id>``), `` Idle: <ms> ms``, `` Usage:`` and `` Activity:`` (free text).
+  `` Id: <node id>``), `` Idle: <ms> ms``, `` Usage:`` and `` Activity:`` (free text). v1 prints one
+  block per entry of its per-node report, keyed by IP unless the provider keys nodes by id (the
+  read-only provider of a ``ray start`` cluster does), and none with
+  ``AUTOSCALER_REPORT_PER_NODE_STATUS=0``: the blocks can be fewer than the nodes counted (Ray's
+  own example prints 22 healthy nodes and one block).
+* A cluster with no node at all: `` (no active nodes)`` / `` (no idle nodes)`` and an empty
+  ``Total Usage:``. That is a count of 0 (and so 0 GPUs), not a status that says nothing.
 
 People paste it with indentation lost, cut anywhere, with a prefix on every line (``0: `` from
 ``srun -l``), flattened onto one line, or with log lines mixed in. Lines are read one by one: a line
 that fits nothing is handed back in ``leftover`` and costs only itself. The node count comes from
-the ``Node status`` counts; the ``-v`` blocks count only where those are missing (a cut paste).
+the ``Node status`` counts; the ``-v`` blocks count only where those are missing (a cut paste), and
+never lower a count the summary gives (``RayState.nodes_complete`` says whether they are all).
 """
 
 from __future__ import annotations
@@ -47,7 +57,7 @@ from bot.read.ray_notation import (
     node_ip_from_resources,
     parse_amount,
 )
-from bot.snapshot.ray import Demand, RayNode
+from bot.snapshot.ray import Demand, RayNode, ResourceConstraint
 
 HEADER = re.compile(r"=+\s*(?:Autoscaler|Cluster) status\b[^=]*=*")
 LEGACY_HEADER = re.compile(r"^Cluster status:\s*(\d+)\s+nodes?\b")
@@ -69,6 +79,8 @@ _IDLE_MS = re.compile(r"^Idle:\s*(\d+)\s*ms\b")
 _NODE_ID_LINE = re.compile(r"^Id:\s*(\S+)")
 _LEGACY_ITEM = re.compile(r"^-\s*([\w.-]+):\s*(\d+)\s*$")
 _EMPTY = re.compile(r"^\((?:no .*|none)\)$")
+# What a node section prints when it has no node (``(no active nodes)``, ``(no idle nodes)``).
+_NO_NODES = re.compile(r"^\(no \w+ nodes\)$")
 # After a usage item: `` (3.0 used of 4.0 reserved in placement groups)`` (both formatters, 1.x on).
 _RESERVED = re.compile(
     r"^\s*\(\s*([\d.]+)\s*([KMGTPE]i?B|B)?\s+used of\s+([\d.]+)\s*([KMGTPE]i?B|B)?"
@@ -90,9 +102,9 @@ SECTIONS = {
     "total demands": "demands",
     "pending demands": "demands",
     "resource demands": "demands",
-    "total constraints": "demands",
-    "constraints": "demands",
-    "from request_resources": "demands",
+    "total constraints": "constraints",
+    "constraints": "constraints",
+    "from request_resources": "constraints",
     "worker node types": "legacy_types",
     "activity": "activity",
 }
@@ -101,7 +113,7 @@ SECTIONS = {
 _INLINE_TITLES = re.compile(
     r"(?:=+\s*(?:Autoscaler|Cluster) status:[^=]*=+|Node status|Resources(?=\s+-{3,}|\s+(?:Total )?Usage:)"
     r"|Recent failures:|Total Usage:|Usage:|From request_resources:|Pending Demands:|Total Demands:"
-    r"|Total Constraints:|Demands:|Healthy:|Active:|Idle:(?!\s*\d+\s*ms)|Pending:|Activity:"
+    r"|Total Constraints:|Constraints:|Demands:|Healthy:|Active:|Idle:(?!\s*\d+\s*ms)|Pending:|Activity:"
     r"|Node: |Id: |Idle: \d+ ms|-{3,})"
 )
 
@@ -172,6 +184,7 @@ class RayStatusText:
     totals: dict[str, float] = field(default_factory=dict)
     used: dict[str, float] = field(default_factory=dict)
     demands: list[Demand] = field(default_factory=list)
+    constraints: list[ResourceConstraint] = field(default_factory=list)
     nodes: list[RayNode] = field(default_factory=list)
     # What placement groups reserve of each resource, and how much of that their work uses: the
     # reserved rest is free only to work inside those groups.
@@ -212,12 +225,16 @@ def _count(text: str) -> int:
     return min(int(text), 10**12) if text.isdecimal() and len(text) <= 13 else 1
 
 
-def demand_from(match: re.Match[str]) -> Demand | None:
-    """The demand one ``_DEMAND`` match describes; None when its maps are empty or unreadable."""
+def demand_from(match: re.Match[str]) -> Demand | ResourceConstraint | None:
+    """The demand (or ``request_resources()`` constraint) one ``_DEMAND`` match describes; None when
+    its maps are empty or unreadable."""
     count = max(_count(match.group("count")), 1)
     what = match.group("what")
     text = match.group(0).strip()
     maps = find_maps(match.group("maps"))
+    if what.startswith("from request_resources"):
+        shape = fold_resources(maps[0].shape.items()) if maps else {}
+        return ResourceConstraint(shape=shape, count=count, source_text=text) if shape else None
     if what.startswith("pending placement group"):
         bundles: list[dict[str, float]] = []
         for found in maps[:MAX_BUNDLES]:
@@ -228,14 +245,20 @@ def demand_from(match: re.Match[str]) -> Demand | None:
     shape = fold_resources(maps[0].shape.items()) if maps else {}
     if not shape:
         return None
-    kind = "request" if what.startswith("from request_resources") else "task_or_actor"
     in_group = bool(match.group("in_group"))
-    return Demand(shape=shape, count=count, kind=kind, source_text=text, in_placement_group=in_group)
+    return Demand(
+        shape=shape, count=count, kind="task_or_actor", source_text=text, in_placement_group=in_group
+    )
+
+
+def find_entries(text: str) -> list[Demand | ResourceConstraint]:
+    """Every demand or constraint line inside ``text`` (one section line, or several run together)."""
+    return [entry for match in _DEMAND.finditer(text) if (entry := demand_from(match))]
 
 
 def find_demands(text: str) -> list[Demand]:
-    """Every demand line inside ``text`` (a demand section's line, or several run together)."""
-    return [demand for match in _DEMAND.finditer(text) if (demand := demand_from(match))]
+    """Every demand line inside ``text``; ``request_resources()`` constraints are no demand."""
+    return [entry for entry in find_entries(text) if isinstance(entry, Demand)]
 
 
 def node_usage(text: str) -> tuple[dict[str, float], dict[str, float]]:
@@ -389,6 +412,10 @@ class _Reader:
                 stripped[len("- ResourceUsage:") :].replace(",", " "), status.totals, status.used
             )
         if _EMPTY.match(stripped):
+            if self.section == "nodes" and _NO_NODES.match(stripped):
+                # The section says it has no node: a count of 0, where saying nothing is no count.
+                status.node_count = status.node_count or 0
+                self.counted = True
             return True
         section = self.section
         if section == "activity":
@@ -418,10 +445,14 @@ class _Reader:
             return self.add_usage(
                 stripped, status.totals, status.used, (status.reserved, status.reserved_used)
             )
-        if section == "demands" or stripped.startswith("{"):
-            demands = find_demands(stripped)
-            status.demands.extend(demands)
-            return bool(demands)
+        if section in {"demands", "constraints"} or stripped.startswith("{"):
+            entries = find_entries(stripped)
+            for entry in entries:
+                if isinstance(entry, ResourceConstraint):
+                    status.constraints.append(entry)
+                else:
+                    status.demands.append(entry)
+            return bool(entries)
         return False
 
     def finish(self) -> RayStatusText:
@@ -434,6 +465,7 @@ class _Reader:
             status.node_count is not None
             or status.totals
             or status.demands
+            or status.constraints
             or status.node_groups
             or status.pending_nodes
             or status.recent_failures

@@ -205,8 +205,16 @@ def has_scheduler_head(message: str) -> bool:
     return any(p.search(message) for p in SCHEDULER_HEADS)
 
 
+# FitError appends the PostFilter plugins' message after the counted reasons' final period: the
+# preemption summary (``preemption: ...``) and, from 1.31, DynamicResources' own (``no new claims to
+# deallocate``, ``still not schedulable``) before it. None of them is a reason why a node did not fit.
+_POST_FILTER = re.compile(
+    r"\.?\s*preemption:|\.\s+(?=(?:no new claims to deallocate|still not schedulable)\b)", re.IGNORECASE
+)
+
+
 def _reasons_body(body: str) -> str:
-    body = re.split(r"\.?\s*preemption:", body, maxsplit=1, flags=re.IGNORECASE)[0]
+    body = _POST_FILTER.split(body, maxsplit=1)[0]
     return _END.sub("", body.strip()).strip()
 
 
@@ -357,8 +365,23 @@ _CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:uninitialized|shutdown))\b"
         ),
     ),
-    ("resources", re.compile(r"^insufficient |too many pods|didn't have enough resource")),
-    ("scale-limit", re.compile(r"max node group size|max cluster .*limit|max total nodes|size limit")),
+    # DynamicResources (1.32 on) says ``cannot allocate all claims`` when no node has the free
+    # devices a claim asks for: the structured-parameters form of ``Insufficient <device>``.
+    (
+        "resources",
+        re.compile(r"^insufficient |too many pods|didn't have enough resource|cannot allocate all claims"),
+    ),
+    # cluster-autoscaler's limits on a scale-up (core/scaleup/orchestrator/skippedreasons.go and
+    # rejectedreasons.go): a group's or the cluster's size or resources (``exceeded quota: "<id>",
+    # resources: ...`` from 1.36, its own resource limits, not a ResourceQuota), an atomic
+    # (all-or-nothing) request that would not fit whole.
+    (
+        "scale-limit",
+        re.compile(
+            r"max node group size|max cluster .*limit|max total nodes|size limit|^exceeded quota: \"|"
+            r"atomic scale-up exceeds|all-or-nothing"
+        ),
+    ),
     ("scale-backoff", re.compile(r"in backoff|backoff after failed|not ready for scale-?up")),
     (
         "volume",

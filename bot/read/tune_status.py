@@ -14,17 +14,14 @@ The summary line counts every trial; tables and lists are often cut, so rows onl
 show. The cluster's totals (``Resources requested: 10/10 CPUs, 2/2 GPUs``, later ``Logical resource
 usage: ...``) are read with the other Tune messages in ``ray_messages``.
 
-What one trial asks for is rarely printed; users paste their code instead. ``ScalingConfig(
-num_workers=8, use_gpu=True)`` (Train 2.x, and ``Trainer(backend=..., num_workers=2,
-use_gpu=True)`` in Train 1.x) reserves one bundle per worker, by default one GPU each when
-``use_gpu`` is set; ``resources_per_trial={"cpu": 2, "gpu": 1}`` and ``tune.with_resources(fn,
-{"gpu": 1})`` reserve one bundle. The request becomes a demand only once the paste shows trials
-waiting, so a healthy run with its code pasted asks nothing.
+What one trial asks for is rarely printed; users paste their code instead, and the code reader
+(:mod:`bot.read.python_code`, which reads ``ScalingConfig``, ``resources_per_trial`` and
+``tune.with_resources``) hands the request here with :func:`set_request`. The request becomes a
+demand only once the paste shows trials waiting, so a healthy run with its code pasted asks nothing.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 
 from bot.read.formats import Format, Tag
@@ -32,7 +29,6 @@ from bot.read.found import Found, TuneProgress
 from bot.snapshot.ray import Demand
 
 FORMAT = Format("ray tune status table", Tag.RAY_TUNE_STATUS)
-CODE_FORMAT = Format("ray tune or train resource request", Tag.PYTHON_CODE)
 
 _STATES = ("PENDING", "RUNNING", "TERMINATED", "ERROR", "PAUSED")
 _STATE = "|".join(_STATES)
@@ -47,16 +43,6 @@ _TABLE_ROW = re.compile(
 )
 # `` - train_model_3_lr=0.01,...:\tPENDING`` (before 0.7; the markdown dash may be stripped).
 _LIST_ROW = re.compile(rf"^(?:-\s+)?(?P<name>[\w.-]+_\d+(?:_[^\s:]*)?):\s+(?P<state>{_STATE})\b")
-_CALL = re.compile(r"\b(?:ScalingConfig|(?:Torch|TensorFlow|Horovod|DataParallel|)Trainer)\(")
-_KEYWORD = re.compile(
-    r"\b(?P<key>num_workers|use_gpu|resources_per_worker|placement_strategy)\s*=\s*"
-    r"(?P<value>\{[^{}]{0,300}\}|\"[^\"]{0,40}\"|'[^']{0,40}'|[\w.]+)"
-)
-_TRIAL_RESOURCES = re.compile(
-    r"(?:resources_per_trial\s*=\s*|with_resources\(\s*[\w.]+\s*,\s*(?:resources\s*=\s*)?)"
-    r"(?P<value>\{[^{}]{0,300}\})"
-)
-_TUNE_NAMES = {"cpu": "CPU", "gpu": "GPU", "CPU": "CPU", "GPU": "GPU", "memory": "memory"}
 # Read for its figures in ``ray_messages``; quoted here as the trials' evidence.
 _USAGE = re.compile(r"(?:Resources requested|Logical resource usage): [^\n]{1,300}")
 _MAX_ROWS = 5000
@@ -112,82 +98,12 @@ def _quote_state(line: str) -> str | None:
     return None
 
 
-def _literal_map(text: str) -> dict[str, float]:
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
-        return {}
-    if not isinstance(value, dict):
-        return {}
-    return {
-        _TUNE_NAMES.get(str(k), str(k)): float(v)
-        for k, v in value.items()
-        if isinstance(v, int | float) and not isinstance(v, bool) and v > 0
-    }
-
-
-def _scaling_demand(keywords: dict[str, str], text: str) -> Demand | None:
-    """One bundle per worker, as Train reserves them; the trainer's own small bundle is left out
-    (one CPU or none, depending on the version), so the figure is a lower bound."""
-    try:
-        workers = int(keywords.get("num_workers", "1"))
-    except ValueError:
-        return None
-    use_gpu = keywords.get("use_gpu", "False") == "True"
-    per_worker = _literal_map(keywords["resources_per_worker"]) if "resources_per_worker" in keywords else {}
-    if use_gpu and "GPU" not in per_worker:
-        per_worker["GPU"] = 1.0
-    if not per_worker:
-        per_worker = {"CPU": 1.0}
-    if not 0 < workers <= 10_000:
-        return None
-    strategy = keywords.get("placement_strategy", "PACK").strip("'\"").upper()
-    return Demand(
-        shape={k: v * workers for k, v in per_worker.items()},
-        kind="placement_group",
-        bundles=[dict(per_worker) for _ in range(min(workers, 1000))],
-        strategy=strategy,
-        listed=True,
-        name="trial",
-        source_text=text,
-    )
-
-
-def _read_request(text: str, found: Found) -> None:
-    progress = found.tune
-    call = _CALL.search(text)
-    if call is None and (progress is None or progress.open_call is None):
-        match = _TRIAL_RESOURCES.search(text)
-        shape = _literal_map(match.group("value")) if match else {}
-        if shape:
-            _progress(found).request = Demand(
-                shape=shape,
-                kind="placement_group",
-                bundles=[shape],
-                listed=True,
-                name="trial",
-                source_text=text,
-            )
-        return
+def set_request(found: Found, request: Demand) -> None:
+    """What one trial asks for, read from the pasted code; a demand once trials are seen waiting."""
     progress = _progress(found)
-    if call is not None:
-        progress.open_call, progress.open_call_text = {}, text.strip()
-        body = text[call.end() :]
-    else:
-        body = text
-        progress.open_call_text = (progress.open_call_text + " " + text.strip())[:600]
-    keywords = progress.open_call if progress.open_call is not None else {}
-    for item in _KEYWORD.finditer(body):
-        keywords[item.group("key")] = item.group("value")
-    # The call ends at its closing parenthesis, or at a line that passes no keyword.
-    if ")" in body.replace("()", "") or (call is None and "=" not in body):
-        if "num_workers" in keywords:
-            demand = _scaling_demand(keywords, progress.open_call_text)
-            if demand is not None:
-                progress.request = demand
-        progress.open_call = None
-    else:
-        progress.open_call = keywords
+    progress.request = request
+    progress.request_added = False
+    _settle(found)
 
 
 def _settle(found: Found) -> None:
@@ -201,13 +117,11 @@ def _settle(found: Found) -> None:
 
 
 def read_line(text: str, found: Found) -> bool:
-    """Read one logical line; True when it was Tune status output (code counts only as context)."""
+    """Read one logical line; True when it was Tune status output."""
     if usage := _USAGE.search(text):
         _quote(_progress(found), usage.group(0).strip())
     recognised = _read_counts(text, found)
     if recognised:
         found.recognise(FORMAT)
-    elif "(" in text or (found.tune is not None and found.tune.open_call is not None):
-        _read_request(text, found)
     _settle(found)
     return recognised

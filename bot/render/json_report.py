@@ -33,6 +33,18 @@ def report_dict(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> dict[
             for f in findings
         ],
         "errors": [{"source": e.source, "message": e.message} for e in diagnosis.errors],
+        "similar": [
+            {
+                "id": r.id,
+                "causes": list(r.causes),
+                "resolution": r.resolution,
+                "address": r.address,
+                "score": r.score,
+                "shared_words": r.shared_words,
+                "healthy": r.healthy,
+            }
+            for r in diagnosis.similar
+        ],
     }
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.catalogue import Catalogue
-from bot.diagnosis import Diagnosis, Evidence, Finding, Subject
+from bot.diagnosis import SIMILAR_RULE, Diagnosis, Evidence, Finding, Subject
 from bot.render.messages import Lang, say
 from bot.render.template import fill
 
@@ -31,6 +31,7 @@ class LocalizedFinding:
     verify: list[str]
 
 
+_SIDES = ("cluster", "head", "worker", "client")
 # Params whose value is an enum-like key rather than a name: the key, and the message saying it.
 _ENUMS: dict[tuple[str, str], str] = {
     ("registered", "none"): "phrase.none",
@@ -48,6 +49,8 @@ _ENUMS: dict[tuple[str, str], str] = {
     ("closest", "not-applicable"): "phrase.not_applicable",
     ("status", "admitted"): "phrase.admitted",
     ("status", "init-unfinished"): "phrase.init_unfinished",
+    # Where a version runs, as the person's words place it (bot/classify/detectors/stated.py).
+    **{(param, side): f"phrase.side.{side}" for param in ("side_a", "side_b") for side in _SIDES},
 }
 
 
@@ -213,6 +216,8 @@ def _holder(atoms: Mapping[str, str], lang: Lang) -> str:
             for key in ("name", "job", "detached", "node_ip")
             if atoms.get(key)
         ]
+        if not details:
+            return say("phrase.holder.actor_plain", lang, who=who, resources=atoms.get("resources", "{}"))
         return say(
             "phrase.holder.actor",
             lang,
@@ -292,9 +297,31 @@ def facts_for(
     return facts
 
 
+def _likeness(finding: Finding, lang: Lang) -> LocalizedFinding:
+    """The finding no catalogue rule makes (the cause resolved reports agree on, bot/similar): its
+    words are messages, since no detector can fire it and it has no commands of its own."""
+    facts = {k: finding.params.get(k, "?") for k in ("cause", "agreeing", "shown")}
+    return LocalizedFinding(
+        rule=finding.rule,
+        code=finding.code,
+        cause=finding.cause,
+        layer=finding.layer,
+        severity=finding.severity,
+        title=say("similar.title", lang, **facts),
+        explanation=say("similar.explanation", lang, **facts),
+        subject=finding.subject,
+        evidence=[said_evidence(e, lang) for e in finding.evidence],
+        commands=[],
+        fix=[say("similar.fix.1", lang), say("similar.fix.2", lang)],
+        verify=[say("similar.verify.1", lang)],
+    )
+
+
 def localize(
     finding: Finding, catalogue: Catalogue, lang: Lang, cluster: str | None, namespace: str | None = None
 ) -> LocalizedFinding:
+    if finding.rule == SIMILAR_RULE:
+        return _likeness(finding, lang)
     rule = catalogue[finding.rule]
     text = rule.text[lang]
     facts = facts_for(finding, cluster, namespace, lang)

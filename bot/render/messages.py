@@ -43,6 +43,47 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "heading.cluster": {"en": "Cluster", "zh": "集群"},
     "heading.verdict": {"en": "Verdict", "zh": "结论"},
     "heading.subject": {"en": "Subject", "zh": "对象"},
+    # "Seen before": the closest resolved public reports (bot/similar), and the finding from them.
+    "heading.similar": {"en": "Seen before", "zh": "以往相似案例"},
+    "similar.intro": {
+        "en": "the closest resolved public reports, by the words they share with this text; "
+        "a lead, not evidence",
+        "zh": "与本文本用词最接近的已解决公开报告；仅供参考，不是证据",
+    },
+    "similar.healthy": {"en": "healthy", "zh": "健康"},
+    "similar.score": {"en": "similarity {score}", "zh": "相似度 {score}"},
+    "similar.title": {
+        "en": "Reads like {agreeing} of {shown} resolved reports of cause {cause}",
+        "zh": "与 {shown} 个已解决报告中的 {agreeing} 个相似，它们的原因是 {cause}",
+    },
+    "similar.explanation": {
+        "en": "No reader recognised anything in this text, so raydiag has no finding of its own. The "
+        "closest resolved public reports it knows, compared by the words they share with this text, "
+        "agree on cause {cause}. That comes from likeness to those reports, not from anything read in "
+        "this text: treat it as a lead to check, never as a diagnosis.",
+        "zh": "没有任何解析器识别出本文本中的内容，因此 raydiag 自身没有发现。按与本文本共有的词语比较，"
+        "它所知的最接近的已解决公开报告一致指向原因 {cause}。这一结论来自与那些报告的相似性，"
+        "而不是从本文本中读出的内容：请把它当作待核实的线索，而不是诊断。",
+    },
+    "similar.fix.1": {
+        "en": "Read how the reports below were resolved and check whether the same holds for you.",
+        "zh": "阅读下面这些报告是如何解决的，核实你的情况是否相同。",
+    },
+    "similar.fix.2": {
+        "en": "Paste the output that shows each layer (`kubectl describe pod` of a Pending Pod, "
+        "`kubectl get events`, `ray status -v`) so raydiag can judge from the text itself.",
+        "zh": "粘贴能反映各层状态的输出（Pending Pod 的 `kubectl describe pod`、`kubectl get events`、"
+        "`ray status -v`），让 raydiag 根据文本本身做出判断。",
+    },
+    "similar.verify.1": {
+        "en": "A paste with that output gets a finding from a rule, its evidence quoted from your text.",
+        "zh": "粘贴这些输出后，会得到由规则给出的发现，证据直接引用你的文本。",
+    },
+    "similar.evidence": {
+        "en": "{address}: cause {cause}, similarity {score}",
+        "zh": "{address}：原因 {cause}，相似度 {score}",
+    },
+    "similar.evidence_source": {"en": "resolved report {id}", "zh": "已解决报告 {id}"},
     "unknown": {"en": "(unknown)", "zh": "（未知）"},
     # Phrases composed from a finding's atoms (bot/render/localize.py), never written by a detector.
     "phrase.list": {"en": "; ", "zh": "；"},
@@ -52,6 +93,10 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "phrase.ray_version": {"en": "Ray {version}", "zh": "Ray {version}"},
     "phrase.this_ray_release": {"en": "This Ray release", "zh": "这个 Ray 版本"},
     "phrase.init_unfinished": {"en": "init containers not finished", "zh": "init 容器尚未完成"},
+    "phrase.side.cluster": {"en": "the cluster", "zh": "集群"},
+    "phrase.side.head": {"en": "the head", "zh": "head"},
+    "phrase.side.worker": {"en": "the workers", "zh": "worker"},
+    "phrase.side.client": {"en": "the client", "zh": "客户端"},
     "phrase.none_given": {"en": "none given", "zh": "未给出"},
     "phrase.none_shown": {"en": "none shown", "zh": "未显示"},
     "phrase.not_collected": {"en": "not collected", "zh": "未采集"},
@@ -80,6 +125,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "en": "{who} ({details}) holds {resources}",
         "zh": "{who}（{details}）占着 {resources}",
     },
+    # An actor known only by its class (one the pasted code creates).
+    "phrase.holder.actor_plain": {"en": "{who} holds {resources}", "zh": "{who} 占着 {resources}"},
     "phrase.holder.reserved": {
         "en": "placement groups reserve {reserved} {resource} ({used} used of {reserved})",
         "zh": "放置组预留了 {reserved} 个 {resource}（其中 {used} 个在用）",
@@ -148,6 +195,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "zh": "ALIVE；分离式 Actor，其他任务在等待时仍占着 {resources}",
     },
     "evidence.fit_replay": {"en": "raydiag fit replay", "zh": "raydiag 调度重放"},
+    "evidence.stated": {"en": "user's words", "zh": "用户的描述"},
+    "evidence.ray_node_count": {"en": "{count} Ray node(s)", "zh": "{count} 个 Ray 节点"},
     "evidence.fit_replay_agrees": {
         "en": "raydiag fit replay (agrees with the scheduler)",
         "zh": "raydiag 调度重放（与调度器一致）",
@@ -333,6 +382,72 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "slack.gpu_probe": {"en": "GPU probe", "zh": "GPU 探针"},
     "slack.head_check": {"en": "head endpoint check", "zh": "head 端点检查"},
     "slack.ray_status": {"en": "ray status", "zh": "ray status"},
+    # --- "Right cause?" buttons (bot/deliver/blocks/verdicts.py, bot/slack/verdict_actions.py) ---
+    "verdict.question": {
+        "en": "*Right cause?* raydiag said: {said}",
+        "zh": "*原因对吗？* raydiag 的判断：{said}",
+    },
+    "verdict.said_cause": {"en": "cause {cause}, {name}", "zh": "原因 {cause}，{name}"},
+    "verdict.said_nothing": {"en": "no scheduling problem", "zh": "没有调度问题"},
+    "verdict.yes": {"en": "Yes, right cause", "zh": "对，原因正确"},
+    "verdict.no": {"en": "No, it was something else", "zh": "不对，是别的原因"},
+    "verdict.title": {"en": "Right cause?", "zh": "原因对吗？"},
+    "verdict.submit": {"en": "Save", "zh": "保存"},
+    "verdict.close": {"en": "Cancel", "zh": "取消"},
+    "verdict.pick_label": {"en": "What was the cause?", "zh": "真正的原因是什么？"},
+    "verdict.pick_placeholder": {"en": "Pick a cause", "zh": "选择一个原因"},
+    "verdict.option": {"en": "{cause}. {name}", "zh": "{cause}. {name}"},
+    "verdict.something_else": {"en": "Something else", "zh": "其他原因"},
+    "verdict.other_label": {"en": "In a few words: what was it?", "zh": "简单说说是什么原因？"},
+    "verdict.other_hint": {
+        "en": 'Needed for "Something else"; kept with the diagnosis for the team\'s test corpus.',
+        "zh": "选择“其他原因”时必填；会与诊断一起保存，用于团队的测试语料。",
+    },
+    "verdict.other_needed": {
+        "en": "Say in a few words what the cause was.",
+        "zh": "请简单写下真正的原因。",
+    },
+    "verdict.audit_right": {
+        "en": "<@{user}> says raydiag named the right cause ({said}).",
+        "zh": "<@{user}> 认为 raydiag 判断的原因正确（{said}）。",
+    },
+    "verdict.audit_cause": {
+        "en": "<@{user}> says the cause was {said}, not what raydiag named.",
+        "zh": "<@{user}> 认为真正的原因是{said}，而不是 raydiag 给出的判断。",
+    },
+    "verdict.audit_other": {
+        "en": "<@{user}> says the cause was something else: “{text}”",
+        "zh": "<@{user}> 认为是其他原因：“{text}”",
+    },
+    "verdict.unavailable": {
+        "en": "Verdicts are kept in the bot's state database, and this bot has none; nothing was recorded.",
+        "zh": "判断结果保存在机器人的状态数据库中，而本机器人没有配置数据库；没有记录任何内容。",
+    },
+    "verdict.refused": {
+        "en": "Only people on the probe allow-list may give verdicts; nothing was recorded.",
+        "zh": "只有探针白名单中的成员可以提交判断；没有记录任何内容。",
+    },
+    "verdict.gone": {
+        "en": "I no longer keep that diagnosis (its message, or the message it answered, was deleted); "
+        "nothing was recorded.",
+        "zh": "这条诊断已不再保存（诊断消息或它所回答的消息已被删除）；没有记录任何内容。",
+    },
+    "verdict.foreign": {
+        "en": "That button does not belong to the diagnosis of this message; nothing was recorded.",
+        "zh": "这个按钮不属于本条消息的诊断；没有记录任何内容。",
+    },
+    "verdict.already": {
+        "en": "You already gave your verdict on this diagnosis; your first one is kept.",
+        "zh": "你已经对这条诊断提交过判断；以第一次为准。",
+    },
+    "verdict.bad_choice": {
+        "en": "That answer is not one of the causes I know; nothing was recorded.",
+        "zh": "这个答案不是已知的原因之一；没有记录任何内容。",
+    },
+    "verdict.failed": {
+        "en": "Your verdict could not be saved (the state database failed); try again later.",
+        "zh": "你的判断没有保存成功（状态数据库出错）；请稍后再试。",
+    },
     "note.no known output format recognised": {
         "en": "No known output format was recognised in the input.",
         "zh": "输入中没有识别出已知的输出格式。",

@@ -34,6 +34,10 @@ ACTION_HEAD_CHECK = "raydiag_head_check"
 ACTION_RAY_STATUS = "raydiag_ray_status"
 ACTION_RERUN = "raydiag_rerun"
 ACTION_MUTE = "raydiag_mute"
+# "Right cause?": yes records at once; no opens a modal (its callback id) with the ten causes.
+ACTION_VERDICT_RIGHT = "raydiag_verdict_right"
+ACTION_VERDICT_WRONG = "raydiag_verdict_wrong"
+VIEW_VERDICT = "raydiag_verdict"
 
 
 def escape(text: str) -> str:

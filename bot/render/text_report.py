@@ -8,6 +8,7 @@ from bot.catalogue import Catalogue
 from bot.diagnosis import Diagnosis
 from bot.render.localize import LocalizedFinding, localize_all, verdict_summary
 from bot.render.messages import Lang, known, say
+from bot.render.seen_before import report_line
 
 EVIDENCE_LIMIT = 1200
 
@@ -54,6 +55,10 @@ def render_text(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> str:
         out += [f"     - {line}" for line in finding.fix]
         out.append(f"   {say('heading.verify', lang)}:")
         out += [f"     {n}. {line}" for n, line in enumerate(finding.verify, 1)]
+    if diagnosis.similar:
+        out.append("")
+        out.append(f"{say('heading.similar', lang)} ({say('similar.intro', lang)}):")
+        out += [f"  {n}. {report_line(r, lang)}" for n, r in enumerate(diagnosis.similar, 1)]
     if diagnosis.errors:
         out.append("")
         out.append(f"{say('heading.errors', lang)}:")
@@ -102,6 +107,9 @@ def render_markdown(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> s
         out += ["", f"**{say('heading.fix', lang)}**", ""] + [f"- {line}" for line in finding.fix]
         out += ["", f"**{say('heading.verify', lang)}**", ""]
         out += [f"{n}. {line}" for n, line in enumerate(finding.verify, 1)]
+    if diagnosis.similar:
+        out += ["", f"## {say('heading.similar', lang)}", "", f"_{say('similar.intro', lang)}_", ""]
+        out += [f"{n}. {report_line(r, lang)}" for n, r in enumerate(diagnosis.similar, 1)]
     if diagnosis.errors:
         out += ["", f"## {say('heading.errors', lang)}", ""]
         out += [f"- `{e.source}`: {e.message}" for e in diagnosis.errors]

@@ -30,11 +30,11 @@ from bot.collect.alerts import (
     from_webhook,
 )
 from bot.deliver.blocks import note
-from bot.deliver.blocks.thread import render_thread
-from bot.deliver.slack_poster import post, post_thread
+from bot.deliver.slack_poster import post
 from bot.diagnosis import Diagnosis, finding_key
 from bot.observe.logs import current_request_id, request_context
 from bot.render.messages import Lang, say
+from bot.slack.diagnosis_posts import post_diagnosis
 from bot.slack.state import AlertAnswer
 from bot.workers import Busy
 
@@ -184,7 +184,7 @@ def _deliver(
     # In the alert's thread; for the webhook, a new message that the diagnosis then answers.
     intro_ts = post(client, channel, note(intro), thread)
     under = thread or intro_ts
-    post_thread(client, channel, render_thread(focused(diagnosis, target.pod), bot.catalogue, lang), under)
+    post_diagnosis(bot, client, channel, focused(diagnosis, target.pod), lang, under, trigger="alert")
     bot.alerts.remember(channel, key, AlertAnswer(keys, under))
 
 

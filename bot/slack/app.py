@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from slack_bolt import Ack, App, BoltContext, BoltResponse, Respond
+from slack_bolt.middleware import IgnoringSelfEvents
+from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -25,8 +27,7 @@ from bot.catalogue import Catalogue, default_catalogue
 from bot.collect.live import pod_ray_cluster
 from bot.config import ClusterConfig, Config
 from bot.deliver.blocks import note
-from bot.deliver.blocks.thread import render_thread
-from bot.deliver.slack_poster import post, post_thread, web_client
+from bot.deliver.slack_poster import post, web_client
 from bot.diagnoser import (
     CollectSnapshot,
     Diagnose,
@@ -46,6 +47,7 @@ from bot.render.messages import Lang, say
 from bot.render.slack import ACTION_MUTE, ACTION_RERUN
 from bot.slack.alerts import answer_alert, is_own
 from bot.slack.commands import HANDLED_KINDS, Command, named_clusters, parse_command
+from bot.slack.diagnosis_posts import forget_deleted, post_diagnosis
 from bot.slack.state import (
     AlertAnswers,
     AnsweredOnce,
@@ -206,7 +208,7 @@ def deliver_diagnosis(
         # Runs in whichever thread finished the diagnosis: the asker's request id is set again here.
         with request_context(request_id):
             try:
-                _deliver(bot, client, done, cluster, channel, user, thread_ts, notify)
+                _deliver(bot, client, done, cluster, channel, user, thread_ts, notify, trigger)
             except Exception:  # posting failed even after retries: logged, never raised into a pool
                 LOG.exception("could not deliver the diagnosis of %s", cluster.name)
 
@@ -222,6 +224,7 @@ def _deliver(
     user: str | None,
     thread_ts: str | None,
     notify: Callable[[str], None] | None,
+    trigger: Trigger,
 ) -> None:
     lang = bot.lang(channel, user)
     run_id = id(future)
@@ -241,9 +244,8 @@ def _deliver(
     if thread_ts is None and not bot.claim_post(run_id, channel):
         _tell(client, channel, user, say("slack.joined", lang, cluster=cluster.name), None, notify)
         return
-    messages = render_thread(diagnosis, bot.catalogue, lang)
     try:
-        post_thread(client, channel, messages, thread_ts)
+        post_diagnosis(bot, client, channel, diagnosis, lang, thread_ts, trigger=trigger)
     except SlackApiError as error:
         if error.response.get("error") in ("not_in_channel", "channel_not_found"):
             _tell(client, channel, user, say("slack.not_in_channel", lang), thread_ts, notify)
@@ -321,6 +323,20 @@ def pressed_on_our_message(body: dict[str, Any], context: BoltContext) -> bool:
     return bool(ours) and (message.get("bot_id") in ours or message.get("user") in ours)
 
 
+class IgnoringSelfEventsButDeletions(IgnoringSelfEvents):
+    """Bolt's own filter of the events raydiag caused, which keeps one more: the deletion of a
+    message. Bolt counts the deletion of raydiag's message as raydiag's own event, yet a deleted
+    diagnosis must forget what it kept (``forget_deleted``)."""
+
+    def process(
+        self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]
+    ) -> BoltResponse:
+        event = req.body.get("event")
+        if isinstance(event, dict) and event.get("subtype") == "message_deleted":
+            return next()
+        return super().process(req=req, resp=resp, next=next)
+
+
 def thread_of(body: dict[str, Any]) -> tuple[str, str]:
     container = body.get("container") or {}
     message = body.get("message") or {}
@@ -358,6 +374,8 @@ def build_app(
         client=client,
         process_before_response=False,
         token_verification_enabled=False,
+        # Replaced by IgnoringSelfEventsButDeletions below, which lets deletions of its messages in.
+        ignoring_self_events_enabled=False,
     )
 
     @app.middleware
@@ -365,6 +383,8 @@ def build_app(
         # Set before Bolt hands the request to its executor, so acks and lazy work inherit it.
         set_request_id(new_request_id(body))
         return next()
+
+    app.use(IgnoringSelfEventsButDeletions())
 
     @app.middleware
     def answer_each_event_once(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:
@@ -483,6 +503,10 @@ def build_app(
     def on_message(
         event: dict[str, Any], client: WebClient, context: dict[str, Any], body: dict[str, Any]
     ) -> None:
+        if event.get("subtype") == "message_deleted":
+            # A deleted diagnosis, or a deleted paste it answered: its kept input goes with it.
+            forget_deleted(bot, event)
+            return
         if event.get("channel") not in bot.config.slack.incident_channels:
             return
         if event.get("bot_id") or event.get("subtype") == "bot_message":
@@ -553,7 +577,17 @@ def enrich(bot: Bot, client: WebClient, event: dict[str, Any], *, trigger: Messa
             post(client, channel, note(say("slack.busy", lang)), thread)
         return
     if diagnosis.findings:
-        post_thread(client, channel, render_thread(diagnosis, bot.catalogue, lang), thread)
+        post_diagnosis(
+            bot,
+            client,
+            channel,
+            diagnosis,
+            lang,
+            thread,
+            trigger=trigger,
+            pasted=text,
+            source_ts=str(event.get("ts") or "") or None,
+        )
     elif mentioned:
         post(
             client,

@@ -17,6 +17,7 @@ from bot.snapshot.errors import CollectionError
 from bot.snapshot.kubernetes import KubernetesState
 from bot.snapshot.ray import RayState
 from bot.snapshot.redact import Redacted
+from bot.snapshot.stated import Stated
 
 SCHEMA = "raydiag.snapshot/v1"
 __all__ = ["SCHEMA", "CollectionError", "Snapshot", "TextLine"]
@@ -41,6 +42,8 @@ class Snapshot(Record):
     kubernetes: KubernetesState | None = None
     ray: RayState | None = None
     texts: list[TextLine] = field(default_factory=list)
+    # What the person said in words around a paste (a live collection has none).
+    stated: Stated | None = None
     errors: list[CollectionError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

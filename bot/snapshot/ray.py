@@ -32,6 +32,9 @@ class RayNode(_Model):
     # None when the source does not say what is free on this node.
     resources_available: dict[str, float] | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    # What is free of each unit of a resource Ray tracks per unit (GPU), when known: a fractional
+    # request must fit inside one unit, so four 0.4-GPU actors on two GPUs leave room for no fifth.
+    unit_available: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def alive(self) -> bool:
@@ -43,7 +46,7 @@ class Demand(_Model):
 
     shape: dict[str, float] = field(default_factory=dict)
     count: int = 1
-    kind: str = "task"  # task | actor | task_or_actor | placement_group | request
+    kind: str = "task"  # task | actor | task_or_actor | placement_group
     bundles: list[dict[str, float]] = field(default_factory=list)
     strategy: str | None = None
     infeasible: bool = False
@@ -59,6 +62,12 @@ class Demand(_Model):
     in_placement_group: bool = False
     name: str | None = None
     source_text: Redacted | None = None
+    # Read from what the user pasted of their own (``python code``, a ``serve config``), not reported
+    # by Ray: which of them, for the evidence; ``source_text`` quotes the line.
+    code_source: str | None = None
+    # Declared in code and nothing in the paste shows it waiting: only what no node or template
+    # could ever hold is judged, never "held now" or "fits".
+    declared: bool = False
 
     @property
     def largest_single_request(self) -> dict[str, float]:
@@ -72,6 +81,20 @@ class Demand(_Model):
                 return merged
             return max(self.bundles, key=lambda b: sum(b.values()))
         return self.shape
+
+
+class ResourceConstraint(_Model):
+    """A standing ``ray.autoscaler.sdk.request_resources()`` call: the autoscaler keeps room for
+    ``count`` bundles of ``shape``. It is no work waiting (``ray status`` lists it under ``From
+    request_resources:`` / ``Total Constraints:`` / ``Constraints:``, before 2.4x inside the demands
+    as ``N+ from request_resources()``), so no rule judges it as pending."""
+
+    shape: dict[str, float] = field(default_factory=dict)
+    count: int = 1
+    # The autoscaler said no node type can hold it (v2: ``No available node types can fulfill
+    # cluster constraint: ...``).
+    infeasible: bool = False
+    source_text: Redacted | None = None
 
 
 class RayActor(_Model):
@@ -180,6 +203,10 @@ class RayState(_Model):
     # resources out: their absence there says nothing.
     accelerator_types_hidden: bool = False
     demands: list[Demand] = field(default_factory=list)
+    # What pasted code asks for (``Demand.declared``), which nothing shows waiting: judged only for
+    # what no node or template could ever hold, and never counted as waiting.
+    declared_demands: list[Demand] = field(default_factory=list)
+    constraints: list[ResourceConstraint] = field(default_factory=list)
     node_types: list[NodeType] = field(default_factory=list)
     actors: list[RayActor] = field(default_factory=list)
     pending_tasks: list[RayTask] = field(default_factory=list)
@@ -195,3 +222,14 @@ class RayState(_Model):
     @property
     def alive_nodes(self) -> list[RayNode]:
         return [n for n in self.nodes if n.alive]
+
+    @property
+    def nodes_complete(self) -> bool:
+        """Whether ``nodes`` holds every alive node the status counts.
+
+        ``ray status -v`` prints a ``Node:`` block per entry of the autoscaler's per-node report,
+        which can hold fewer nodes than its ``Healthy:``/``Active:`` counts: the v1 monitor keys it
+        by IP unless its provider keys nodes by id (Ray nodes sharing an IP print one block), and a
+        paste may be cut inside the blocks. Then the listed nodes are a sample, and what holds
+        for all nodes comes from the counts and the cluster totals."""
+        return self.node_count is None or len(self.alive_nodes) >= self.node_count

@@ -15,6 +15,8 @@ from bot.store.store import (
     Schedule,
     ScheduleMode,
     Store,
+    StoredDiagnosis,
+    Verdict,
     config_schedule_id,
     utc_now,
 )
@@ -28,6 +30,8 @@ __all__ = [
     "ScheduleMode",
     "Store",
     "StoreError",
+    "StoredDiagnosis",
+    "Verdict",
     "config_schedule_id",
     "open_store",
     "utc_now",

@@ -21,7 +21,13 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from sqlalchemy import Connection, func, insert, select, text
 
 from bot.store.errors import StoreError
-from bot.store.schema import SCHEDULER_JOB_TABLE, VERSION_1_TABLES, metadata, schema_version
+from bot.store.schema import (
+    SCHEDULER_JOB_TABLE,
+    VERSION_1_TABLES,
+    VERSION_2_TABLES,
+    metadata,
+    schema_version,
+)
 
 # Any constant; every raydiag replica takes the same PostgreSQL advisory lock while migrating.
 _MIGRATION_LOCK = 7_261_904_315
@@ -42,7 +48,14 @@ def _create_state_tables(connection: Connection) -> None:
     jobs.create(connection, checkfirst=True)
 
 
-STEPS: tuple[Step, ...] = (Step(1, "state tables and the scheduler's job table", _create_state_tables),)
+def _create_verdict_tables(connection: Connection) -> None:
+    metadata.create_all(connection, tables=list(VERSION_2_TABLES))
+
+
+STEPS: tuple[Step, ...] = (
+    Step(1, "state tables and the scheduler's job table", _create_state_tables),
+    Step(2, "diagnoses posted in Slack and users' verdicts on them", _create_verdict_tables),
+)
 
 
 def current_version(connection: Connection) -> int:

@@ -124,7 +124,41 @@ quiz_answers = Table(
     PrimaryKeyConstraint("user_id", "question_id", name="raydiag_quiz_answers_first"),
 )
 
+# A diagnosis posted in Slack with "Right cause?" buttons: what it was given (redacted) and what it said,
+# kept so that a user's verdict on it becomes a corpus case (``raydiag corpus export``).
+diagnoses = Table(
+    "raydiag_diagnoses",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    # The message carrying the buttons: a verdict pressed anywhere else is refused.
+    Column("channel", String(32), nullable=False),
+    Column("message_ts", String(32), nullable=False),
+    Column("thread_ts", String(32)),  # where the audit line goes; None: the message is a thread root
+    Column("source_ts", String(32)),  # the person's message the input came from (a paste), if any
+    Column("trigger", String(16), nullable=False),
+    Column("cluster", String(63)),
+    Column("input", Text, nullable=False),  # redacted before it is stored
+    Column("diagnosis", Text, nullable=False),  # the Diagnosis as JSON
+    Column("asked_cause", Integer),  # the cause "Right cause?" asks about; None: no numbered cause
+    Column("posted_at", UTCDateTime, nullable=False),
+    Index("raydiag_diagnoses_message", "channel", "message_ts"),
+)
+
+verdicts = Table(
+    "raydiag_verdicts",
+    metadata,
+    Column("diagnosis_id", String(32), nullable=False),
+    Column("user_id", String(32), nullable=False),
+    Column("is_right", Boolean, nullable=False),
+    Column("cause", Integer),  # the true cause when wrong; None with ``other`` for "something else"
+    Column("other", Text),
+    Column("given_at", UTCDateTime, nullable=False),
+    # One verdict per person per diagnosis: a repeated click is the database's to refuse.
+    PrimaryKeyConstraint("diagnosis_id", "user_id", name="raydiag_verdicts_once"),
+)
+
 # APScheduler's SQLAlchemyJobStore keeps scheduled jobs here; the table's shape is APScheduler's.
 SCHEDULER_JOB_TABLE = "raydiag_scheduler_jobs"
 
 VERSION_1_TABLES = (schedules, mutes, seen_keys, post_state, claimed_runs, quiz_answers)
+VERSION_2_TABLES = (diagnoses, verdicts)

@@ -1,4 +1,4 @@
-"""The state store: schedules, mutes, dedupe keys, last-posted state, claimed runs, quiz answers.
+"""The state store: schedules, mutes, dedupe keys, last posts, claimed runs, quiz answers, verdicts.
 
 Several replicas may share one PostgreSQL database, so every "only once" question is answered by
 the database: an insert into a primary key either wins or raises ``IntegrityError`` (the other
@@ -35,13 +35,25 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from bot.store.errors import StoreError
-from bot.store.schema import claimed_runs, mutes, post_state, quiz_answers, schedules, seen_keys
+from bot.store.schema import (
+    claimed_runs,
+    diagnoses,
+    mutes,
+    post_state,
+    quiz_answers,
+    schedules,
+    seen_keys,
+    verdicts,
+)
 
 Clock = Callable[[], datetime]
 ScheduleMode = Literal["changes", "digest"]
 CONFIG_OWNER = "config"
 # How long a claimed run is remembered: far longer than any outage a missed run is replayed after.
 CLAIM_MEMORY = timedelta(days=30)
+# How long a posted diagnosis nobody gave a verdict on is kept: a verdict comes while the thread is
+# fresh; one with verdicts is kept until someone deletes its message (it is a corpus case).
+DIAGNOSIS_MEMORY = timedelta(days=30)
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 
 
@@ -102,6 +114,39 @@ class QuizResult:
     answered: int
     correct: int
     last_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredDiagnosis:
+    """A diagnosis posted in Slack with "Right cause?" buttons, kept for the verdicts on it.
+
+    ``input`` is what it was given, redacted; ``diagnosis`` the Diagnosis as JSON; ``asked_cause``
+    the cause the buttons ask about (None: the diagnosis named no numbered cause).
+    """
+
+    id: str
+    channel: str
+    message_ts: str
+    thread_ts: str | None
+    source_ts: str | None
+    trigger: str
+    cluster: str | None
+    input: str
+    diagnosis: str
+    asked_cause: int | None
+    posted_at: datetime
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One person's answer to "Right cause?": right, or the true cause, or something else in words."""
+
+    diagnosis_id: str
+    user: str
+    right: bool
+    cause: int | None
+    other: str | None
+    given_at: datetime
 
 
 def config_schedule_id(
@@ -355,6 +400,85 @@ class Store:
         with self._transaction("reset quiz answers") as connection:
             connection.execute(delete(quiz_answers).where(quiz_answers.c.user_id == user))
 
+    # -- diagnoses and verdicts -----------------------------------------------------------------------
+
+    def save_diagnosis(self, record: StoredDiagnosis) -> None:
+        with self._transaction("keep a posted diagnosis") as connection:
+            connection.execute(insert(diagnoses).values(**_diagnosis_row(record)))
+            if self._every_so_often():
+                _forget_unjudged(connection, record.posted_at - DIAGNOSIS_MEMORY)
+
+    def forget_unjudged(self, before: datetime) -> int:
+        """Forget the diagnoses posted before ``before`` that nobody gave a verdict on; how many."""
+        with self._transaction("forget old diagnoses") as connection:
+            return _forget_unjudged(connection, before)
+
+    def diagnosis(self, diagnosis_id: str) -> StoredDiagnosis | None:
+        with self._transaction("read a posted diagnosis") as connection:
+            row = connection.execute(select(diagnoses).where(diagnoses.c.id == diagnosis_id)).first()
+        return None if row is None else _stored_diagnosis(row._mapping)
+
+    def forget_message(self, channel: str, ts: str) -> int:
+        """A message was deleted: forget the diagnoses it carried or was the input of, and their
+        verdicts. Returns how many diagnoses were forgotten."""
+        with self._transaction("forget a deleted message") as connection:
+            ids = [
+                row.id
+                for row in connection.execute(
+                    select(diagnoses.c.id).where(
+                        diagnoses.c.channel == channel,
+                        (diagnoses.c.message_ts == ts) | (diagnoses.c.source_ts == ts),
+                    )
+                )
+            ]
+            if ids:
+                connection.execute(delete(verdicts).where(verdicts.c.diagnosis_id.in_(ids)))
+                connection.execute(delete(diagnoses).where(diagnoses.c.id.in_(ids)))
+        return len(ids)
+
+    def record_verdict(self, verdict: Verdict) -> bool:
+        """Keep a person's first verdict on a diagnosis; False (nothing changed) for any later one,
+        and for a diagnosis no longer kept."""
+        row = {
+            "diagnosis_id": verdict.diagnosis_id,
+            "user_id": verdict.user,
+            "is_right": verdict.right,
+            "cause": verdict.cause,
+            "other": verdict.other,
+            "given_at": verdict.given_at,
+        }
+        with self._transaction("record a verdict") as connection:
+            kept = connection.execute(
+                select(diagnoses.c.id).where(diagnoses.c.id == verdict.diagnosis_id)
+            ).first()
+            return kept is not None and _insert_once(connection, verdicts, row)
+
+    def verdict(self, diagnosis_id: str, user: str) -> Verdict | None:
+        with self._transaction("read a verdict") as connection:
+            row = connection.execute(
+                select(verdicts).where(verdicts.c.diagnosis_id == diagnosis_id, verdicts.c.user_id == user)
+            ).first()
+        return None if row is None else _verdict(row._mapping)
+
+    def judged_diagnoses(self) -> list[tuple[StoredDiagnosis, list[Verdict]]]:
+        """Every kept diagnosis that has verdicts, oldest first, each with its verdicts oldest first."""
+        with self._transaction("read the verdicts") as connection:
+            given = [
+                _verdict(row._mapping)
+                for row in connection.execute(
+                    select(verdicts).order_by(verdicts.c.given_at, verdicts.c.user_id)
+                )
+            ]
+            by_id: dict[str, list[Verdict]] = {}
+            for verdict in given:
+                by_id.setdefault(verdict.diagnosis_id, []).append(verdict)
+            rows = connection.execute(
+                select(diagnoses)
+                .where(diagnoses.c.id.in_(list(by_id)))
+                .order_by(diagnoses.c.posted_at, diagnoses.c.id)
+            )
+            return [(_stored_diagnosis(row._mapping), by_id[row.id]) for row in rows]
+
     def _every_so_often(self) -> bool:
         """True once every 200 winning writes: when expired rows are swept (cheap, indexed)."""
         self._writes += 1
@@ -369,6 +493,12 @@ def _insert_once(connection: Connection, table: object, row: dict[str, object]) 
     except IntegrityError:
         return False
     return True
+
+
+def _forget_unjudged(connection: Connection, before: datetime) -> int:
+    judged = select(verdicts.c.diagnosis_id)
+    stale = delete(diagnoses).where(diagnoses.c.posted_at < before, diagnoses.c.id.not_in(judged))
+    return int(connection.execute(stale).rowcount or 0)
 
 
 def _forget_schedule(connection: Connection, schedule_id: str) -> bool:
@@ -405,6 +535,51 @@ def _schedule(values: RowMapping) -> Schedule:
         mode=mode,
         created_by=str(values["created_by"]),
         created_at=created_at,
+    )
+
+
+def _diagnosis_row(record: StoredDiagnosis) -> dict[str, object]:
+    return {
+        "id": record.id,
+        "channel": record.channel,
+        "message_ts": record.message_ts,
+        "thread_ts": record.thread_ts,
+        "source_ts": record.source_ts,
+        "trigger": record.trigger,
+        "cluster": record.cluster,
+        "input": record.input,
+        "diagnosis": record.diagnosis,
+        "asked_cause": record.asked_cause,
+        "posted_at": record.posted_at,
+    }
+
+
+def _stored_diagnosis(values: RowMapping) -> StoredDiagnosis:
+    asked = values["asked_cause"]
+    return StoredDiagnosis(
+        id=str(values["id"]),
+        channel=str(values["channel"]),
+        message_ts=str(values["message_ts"]),
+        thread_ts=values["thread_ts"],
+        source_ts=values["source_ts"],
+        trigger=str(values["trigger"]),
+        cluster=values["cluster"],
+        input=str(values["input"]),
+        diagnosis=str(values["diagnosis"]),
+        asked_cause=None if asked is None else int(asked),
+        posted_at=_as_utc(values["posted_at"]),
+    )
+
+
+def _verdict(values: RowMapping) -> Verdict:
+    cause = values["cause"]
+    return Verdict(
+        diagnosis_id=str(values["diagnosis_id"]),
+        user=str(values["user_id"]),
+        right=bool(values["is_right"]),
+        cause=None if cause is None else int(cause),
+        other=values["other"],
+        given_at=_as_utc(values["given_at"]),
     )
 
 

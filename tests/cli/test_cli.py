@@ -51,7 +51,7 @@ def test_diagnose_json_is_one_object_with_the_contract_keys(tmp_path: Path) -> N
     code, text = _run(["diagnose", "--snapshot", str(_snapshot_file(tmp_path)), "--format", "json"])
     assert code == 0
     report = json.loads(text)
-    assert set(report) == {"cluster", "verdict", "findings", "errors"}
+    assert set(report) == {"cluster", "verdict", "findings", "errors", "similar"}
     assert report["verdict"]["layer"] == "kubernetes"
     top = report["findings"][0]
     assert set(top) == FINDING_KEYS

@@ -304,7 +304,8 @@ def test_json_is_the_diagnosis_json_of_explain() -> None:
     path = FIXTURES / "broken" / "ray-start-params-hide-gpu.yaml"
     _, lint = _json(["lint", str(path)])
     _, explain = _json(["explain", "-"], stdin="no output of any tool\n")
-    assert set(lint) == set(explain) == {"cluster", "verdict", "findings", "errors"}
+    assert set(lint) == set(explain) == {"cluster", "verdict", "findings", "errors", "similar"}
+    assert lint["similar"] == []  # manifests are not pastes: nothing to liken
     assert lint["cluster"] == "ray-serve-llm"
     assert lint["verdict"]["layer"] == "ray"
     assert set(lint["findings"][0]) == FINDING_KEYS

@@ -136,14 +136,14 @@ def test_ray_1_x_layout_reads_groups_pending_failures_and_every_demand_kind() ->
     assert ray.totals["GPU"] == 2.0 and ray.used["GPU"] == 1.0
     assert ray.totals["accelerator_type:T4"] == 2.0
     assert ray.totals["memory"] == round(33.528 * GIB)
-    tasks, group, request = ray.demands
+    tasks, group = ray.demands
     assert (tasks.kind, tasks.shape, tasks.count) == ("task_or_actor", {"GPU": 2.0}, 1)
     assert group.kind == "placement_group"
     assert group.strategy == "STRICT_PACK"
     assert group.bundles == [{"CPU": 1.0, "GPU": 1.0}, {"CPU": 1.0, "GPU": 1.0}]
     assert group.count == 3
     assert group.largest_single_request == {"CPU": 2.0, "GPU": 2.0}
-    assert (request.kind, request.shape) == ("request", {"CPU": 8.0})
+    assert [(c.shape, c.count) for c in ray.constraints] == [({"CPU": 8.0}, 1)]
     assert ray.nodes == []
 
 
@@ -200,7 +200,7 @@ def test_cluster_status_header_and_lost_indentation_are_still_ray_status() -> No
     assert ray is not None
     assert ray.node_groups == {"rayHeadType": 1, "rayWorkerType": 2}
     assert ray.totals["CPU"] == 12.0
-    assert len(ray.demands) == 3
+    assert len(ray.demands) == 2 and len(ray.constraints) == 1
 
 
 def test_status_pasted_without_its_header_is_recognised_from_the_section_title() -> None:
@@ -256,7 +256,8 @@ def test_recorded_status_with_request_resources_keeps_every_demand() -> None:
     ray = snapshot.ray
 
     assert ray is not None and snapshot.texts == []
-    assert sorted(d.kind for d in ray.demands) == ["request", "task_or_actor"]
+    assert [d.kind for d in ray.demands] == ["task_or_actor"]
+    assert [c.shape for c in ray.constraints] == [{"GPU": 2.0}]
     assert ray.node_count == 3 and len(ray.nodes) == 3
     assert sum(n.resources_total.get("GPU", 0.0) for n in ray.nodes) == ray.totals["GPU"] == 2.0
 

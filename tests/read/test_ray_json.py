@@ -285,8 +285,8 @@ def test_ray_2_9_demands_of_every_kind() -> None:
     group = pg_demand(ray)
     assert group.strategy == "STRICT_PACK"
     assert group.largest_single_request == {"GPU": 2.0, "CPU": 8.0}
-    request = next(d for d in ray.demands if d.kind == "request")
-    assert request.shape == {"CPU": 16.0}
+    [constraint] = ray.constraints  # request_resources(): no demand
+    assert constraint.shape == {"CPU": 16.0}
     assert not any(d.infeasible for d in ray.demands)  # no events recorded: nothing says so
 
 
@@ -436,7 +436,8 @@ def test_status_text_with_groups_failures_and_constraints() -> None:
     group = pg_demand(ray)
     assert group.count == 2 and group.strategy == "PACK"
     assert group.bundles == [{"GPU": 1.0, "CPU": 4.0}, {"GPU": 1.0, "CPU": 4.0}, {"CPU": 1.0}]
-    assert next(d for d in ray.demands if d.kind == "request").shape == {"CPU": 64.0}
+    assert [c.shape for c in ray.constraints] == [{"CPU": 64.0}]
+    assert {d.kind for d in ray.demands} == {"placement_group"}
 
 
 # --- never raises ---------------------------------------------------------------------------------

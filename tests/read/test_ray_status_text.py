@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.classify import classify
+from bot.classify.context import Context
 from bot.collect.paste import parse_paste
+from bot.read.autoscaler_text import infeasible_requests
 from bot.read.quantity import parse_byte_size
 from bot.read.ray_json import ray_state
 from bot.read.ray_notation import fold_resources, is_synthetic_node_type
@@ -110,10 +113,10 @@ def test_a_placement_group_demand_asks_the_sum_of_its_bundles_whichever_way_it_w
 
 def test_from_request_resources_does_not_stop_the_demands_below_it() -> None:
     status = read(recorded("v1-request-resources-ray-status.txt"))
-    kinds = {d.kind: d for d in status.demands}
-    assert kinds["request"].shape == {"GPU": 2.0}
-    assert kinds["request"].source_text == "{'GPU': 2}: 1 from request_resources()"
-    assert kinds["task_or_actor"].shape == {"CPU": 1.0, "GPU": 2.0}
+    [constraint] = status.constraints
+    assert constraint.shape == {"GPU": 2.0} and constraint.count == 1
+    assert constraint.source_text == "{'GPU': 2}: 1 from request_resources()"
+    assert [(d.kind, d.shape) for d in status.demands] == [("task_or_actor", {"CPU": 1.0, "GPU": 2.0})]
     assert status.leftover == []
 
 
@@ -259,8 +262,9 @@ def test_a_status_run_onto_one_line_is_cut_back_into_its_lines() -> None:
     assert [(d.kind, d.shape, d.count) for d in flattened.demands] == [
         (d.kind, d.shape, d.count) for d in whole.demands
     ]
+    assert [c.shape for c in flattened.constraints] == [c.shape for c in whole.constraints] == [{"GPU": 2.0}]
     ray = parse_paste(flat).ray
-    assert ray is not None and len(ray.demands) == 2
+    assert ray is not None and len(ray.demands) == 1 and len(ray.constraints) == 1
 
 
 @pytest.mark.parametrize("prefix", ["0: ", "> ", "(head) "])
@@ -298,3 +302,129 @@ def test_a_markdown_quote_with_bare_quote_lines_is_one_block() -> None:
     quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
     ray = parse_paste(quoted).ray
     assert ray is not None and ray.node_count == 3 and len(ray.demands) == 1
+
+
+# --- figures the layouts make easy to misread (format cases of tests/read/ray-status/) -------------
+
+CASES = Path(__file__).resolve().parent / "ray-status"
+
+
+def case(name: str) -> str:
+    return (CASES / name).read_text(encoding="utf-8")
+
+
+def test_nodes_counted_beyond_the_printed_blocks_stay_the_clusters_count() -> None:
+    # Ray's own v1 output quoted in ray-project/ray#36894: 22 healthy nodes, one `Node:` block.
+    text = case("v1-22-healthy-one-node-block-ray-status-v.txt")
+    status = read(text)
+    assert status.node_count == 22 and len(status.nodes) == 1
+    assert status.node_groups == {"p3.2xlarge": 2, "m4.4xlarge": 20}
+    snapshot = parse_paste(text)
+    ray = snapshot.ray
+    assert ray is not None and ray.node_count == 22 and len(ray.nodes) == 1
+    assert not ray.nodes_complete
+    ctx = Context(snapshot)
+    # The one block is a sample: nothing is judged node by node, the counts and totals speak.
+    assert ctx.ray_node_count == (22, 21) and not ctx.ray_nodes_known and ctx.ray_nodes == []
+    assert ctx.ray_gpus_registered == 2.0
+    diagnosis = classify(snapshot)
+    assert diagnosis.figures["ray_nodes_alive"] == "22"
+    assert diagnosis.figures["gpus_registered_in_ray"] == "2"
+    assert diagnosis.capacity.ray_nodes_alive == 22
+
+
+def test_a_status_cut_inside_its_node_blocks_is_judged_as_the_whole_one() -> None:
+    text = recorded("v1-request-resources-ray-status-v.txt")
+    cut = text[: text.index("Node:", text.index("Node:") + 1)]  # only the CPU-only head's block
+    whole, part = classify(parse_paste(text)), classify(parse_paste(cut))
+    assert part.figures == whole.figures
+    assert part.figures["ray_nodes_alive"] == "3" and part.figures["gpus_registered_in_ray"] == "2"
+    assert [(f.rule, f.cause) for f in part.findings] == [(f.rule, f.cause) for f in whole.findings]
+
+
+@pytest.mark.parametrize("autoscaler", ["v1", "v2"])
+@pytest.mark.parametrize("verbose", ["", "-v"])
+def test_request_resources_bundles_are_constraints_not_demands(autoscaler: str, verbose: str) -> None:
+    text = case(f"{autoscaler}-request-resources-gpu1x4-ray-status{verbose}.txt")
+    status = read(text)
+    assert [(c.shape, c.count) for c in status.constraints] == [({"GPU": 1.0}, 4)]
+    assert status.demands == [] and status.leftover == [] and status.node_count == 3
+    snapshot = parse_paste(text)
+    assert snapshot.ray is not None and snapshot.ray.demands == []
+    assert [c.count for c in snapshot.ray.constraints] == [4]
+    # Four one-GPU bundles on a two-GPU cluster that cannot grow: a floor asked for, no work waiting.
+    diagnosis = classify(snapshot)
+    assert diagnosis.findings == [] and "ray_pending_demands" not in diagnosis.figures
+    live = ray_state({"cluster_status_formatted": {"data": {"clusterStatus": text}}})
+    assert live.demands == [] and [c.shape for c in live.constraints] == [{"GPU": 1.0}]
+
+
+@pytest.mark.parametrize("title", ["Constraints:", "Total Constraints:", "From request_resources:"])
+def test_every_title_of_the_constraint_section_keeps_constraints_apart(title: str) -> None:
+    text = recorded("v1-request-resources-ray-status.txt").replace("From request_resources:", title)
+    status = read(text)
+    assert [(c.shape, c.count) for c in status.constraints] == [({"GPU": 2.0}, 1)]
+    assert [d.shape for d in status.demands] == [{"CPU": 1.0, "GPU": 2.0}]
+    assert status.leftover == []
+
+
+def test_a_constraint_printed_among_the_demands_of_older_releases_is_still_a_constraint() -> None:
+    status = read(case("v1-22-healthy-one-node-block-ray-status-v.txt"))
+    assert [(c.shape, c.count) for c in status.constraints] == [({"CPU": 16.0}, 100)]
+    assert [d.kind for d in status.demands] == ["task_or_actor", "placement_group"]
+    assert find_demands(" {'CPU': 16}: 100+ from request_resources()") == []
+
+
+@pytest.mark.parametrize("autoscaler", ["v1", "v2"])
+def test_a_status_without_any_node_reads_as_zero_nodes_and_zero_gpus(autoscaler: str) -> None:
+    text = case(f"{autoscaler}-no-nodes-ray-status-v.txt")
+    status = read(text)
+    assert status.node_count == 0 and status.recognised
+    assert status.totals == {} and status.nodes == [] and status.leftover == []
+    snapshot = parse_paste(text)
+    assert snapshot.ray is not None and snapshot.ray.node_count == 0
+    ctx = Context(snapshot)
+    assert ctx.ray_node_count == (0, 0) and ctx.ray_gpus_registered == 0.0
+    diagnosis = classify(snapshot)
+    assert diagnosis.figures["ray_nodes_alive"] == "0" and diagnosis.figures["gpus_registered_in_ray"] == "0"
+    assert diagnosis.capacity.ray_nodes_alive == 0
+    live = ray_state({"cluster_status_formatted": {"data": {"clusterStatus": text}}})
+    assert live.node_count == 0 and live.totals == {}
+
+
+def test_no_active_nodes_then_idle_ones_count_the_idle_ones() -> None:
+    # Autoscaler v2 lists a node that runs nothing under `Idle:`, after `Active: (no active nodes)`.
+    status = read(case("v2-request-resources-gpu1x4-ray-status.txt"))
+    assert status.node_count == 3
+
+
+def test_no_cluster_status_is_not_a_status_of_zero_nodes() -> None:
+    # What `ray status` prints before the autoscaler reported anything (commands.py debug_status).
+    status = read("No cluster status. It may take a few seconds for the Ray internal services to start up.")
+    assert status.node_count is None and not status.recognised
+
+
+LOOSE = Path(__file__).resolve().parent / "loose-lines"
+
+
+def test_autoscaler_v2_saying_a_constraint_fits_no_node_type_is_still_no_demand() -> None:
+    # The driver of the recorded v2 cluster: v2 echoes `... cluster constraint: {'GPU': 1.0}*4`.
+    text = (LOOSE / "v2-request-resources-gpu1x4-driver-output.txt").read_text(encoding="utf-8")
+    snapshot = parse_paste(text)
+    ray = snapshot.ray
+    assert ray is not None and ray.demands == []
+    assert [(c.shape, c.count, c.infeasible) for c in ray.constraints] == [({"GPU": 1.0}, 4, True)]
+    assert not any(f.cause == 6 for f in classify(snapshot).findings if f.severity != "info")
+    # On the live path the same event marks the status's constraint, and no task of its shape.
+    line = next(line for line in text.splitlines() if "cluster constraint" in line)
+    message = line[line.index("No available") :]  # the event's message: the line without its prefix
+    assert infeasible_requests(message).constraint
+    status = case("v2-request-resources-gpu1x4-ray-status.txt")
+    live = ray_state(
+        {
+            "cluster_status_formatted": {"data": {"clusterStatus": status}},
+            "cluster_events": [{"message": message, "source_type": "AUTOSCALER"}],
+        }
+    )
+    assert [(c.shape, c.infeasible) for c in live.constraints] == [({"GPU": 1.0}, True)]
+    assert live.demands == []

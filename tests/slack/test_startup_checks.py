@@ -459,6 +459,8 @@ WEB_API_SCOPES: dict[str, str | None] = {
     # files.getUploadURLExternal and files.completeUploadExternal
     "files_upload_v2": "files:write",
     "usergroups_users_list": "usergroups:read",
+    # The "Right cause?" modal: views.open needs no scope, only the press's trigger_id.
+    "views_open": None,
 }
 # The scope each bot event subscription needs (api.slack.com/events/<event>).
 EVENT_SCOPES = {

@@ -46,11 +46,15 @@ def _summary(found: Found, claimed: Sequence[str]) -> dict[str, Any]:
         "objects": sum(len(objects) for objects in found.objects.values()),
         "ray_nodes": len(found.ray_nodes),
         "demands": len(found.demands),
+        "constraints": len(found.constraints),
         "actors": len(found.ray_actors),
         "placement_groups": len(found.placement_groups),
         "node_types": len(found.node_types),
         "serve_applications": len(found.serve_applications),
+        "code_requests": len(found.code.requests),
         "message_lines": len(found.texts),
+        # Facts stated in words (bot/read/prose.py): versions, GPUs per node, workers not joined.
+        "stated": len(found.stated_versions) + len(found.stated_gpus) + len(found.stated_join_gaps),
     }
     return {
         "readers": list(dict.fromkeys(claimed)),

@@ -10,6 +10,7 @@ from bot.classify.detectors import (
     kubernetes,
     ray_resources,
     scheduling,
+    stated,
     templates,
     text,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "kubernetes",
     "ray_resources",
     "scheduling",
+    "stated",
     "templates",
     "text",
 ]

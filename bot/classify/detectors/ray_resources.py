@@ -20,6 +20,7 @@ from typing import Literal
 
 from bot.catalogue import Rule
 from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
+from bot.classify.detectors.stated import stated_evidence, stated_node_gpus
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.read.quantity import format_amount, parse_quantity
@@ -199,6 +200,7 @@ DemandVerdictKind = Literal[
     "gpu-type-unchecked",
     "group-exceeds-cluster",
     "group-vendor-gpu",
+    "stated-exceeds-node",
 ]
 
 
@@ -372,7 +374,11 @@ def holder_params(holders: list[Holder], missing: Literal["unlisted", "not-in-sn
     none is known, ``holders_missing`` (``unlisted``: not listed; ``not-in-snapshot``)."""
     if not holders:
         return {"holders_missing": missing}
-    params = {"holders": ", ".join(h.get("name") or h.get("id") or h.get("resource", "") for h in holders)}
+    params = {
+        "holders": ", ".join(
+            h.get("name") or h.get("id") or h.get("class") or h.get("resource", "") for h in holders
+        )
+    }
     for number, holder in enumerate(holders, 1):
         params.update({f"holder.{number}.{key}": value for key, value in holder.items()})
     return params
@@ -413,7 +419,7 @@ def _aggregate_verdict(ctx: Context, demand: Demand, need: dict[str, float]) -> 
 
 def analyse_demands(ctx: Context) -> list[DemandVerdict]:
     ray = ctx.ray
-    if ray is None or not ray.demands:
+    if ray is None or not (ray.demands or ray.declared_demands):
         return []
     nodes = ctx.ray_nodes
     templates = _templates(ctx)
@@ -458,7 +464,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
     results: list[DemandVerdict] = []
     seen: set[str] = set()
     seen_shapes: set[tuple[object, ...]] = set()
-    for demand in ray.demands:
+    for demand in [*ray.demands, *ray.declared_demands]:
         shape_key = (
             demand.kind,
             demand.strategy,
@@ -481,7 +487,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             "registered": ", ".join(gpu_types) or "none",
         }
         evidence = [
-            Evidence(source="ray demand", text=demand.source_text)
+            Evidence(source=demand.code_source or "ray demand", text=demand.source_text)
             if demand.source_text
             else Evidence(
                 source="ray demand",
@@ -490,6 +496,18 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 values={"demand": label, "count": str(demand.count)},
             )
         ]
+        stated = None if nodes or ray.totals or templates else stated_node_gpus(ctx)
+        if (
+            stated is not None
+            and not (demand.infeasible or demand.reported_held)
+            and need.get("GPU", 0.0) > stated.gpus
+        ):
+            # No output in the paste says what a node holds, but the person does: more GPUs than
+            # every node they describe has is cause 6, on their word (a warning, never critical).
+            params.update(resource="GPU", needed=f"{need['GPU']:g}", total=f"{stated.gpus:g}")
+            evidence.append(stated_evidence(stated.quote))
+            results.append(DemandVerdict(demand, "stated-exceeds-node", params, evidence))
+            continue
         if demand.listed and not (nodes or ray.totals):
             # Listed as waiting (the state API, a demand line quoted alone): nothing says why.
             results.append(DemandVerdict(demand, "unjudged", params, evidence))
@@ -497,7 +515,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         whole = _whole_group(demand)
         capacity = ray.totals or _merged_totals(nodes)
         if (
-            demand.name == "trial"
+            (demand.name == "trial" or demand.declared)
             and whole
             and capacity
             and not templates
@@ -541,7 +559,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         verdict: DemandVerdictKind | None
         if holding:
             known = [n for n in holding if n.resources_available is not None]
-            if known and not any(fits(n.resources_available or {}, need) for n in known):
+            if known and not any(fits_now(n, need) for n in known):
                 verdict = "held"
             elif not known and ray.totals and ray.used and not fits(cluster_free(ray), need):
                 verdict = "held"  # node totals would hold it; cluster-wide, not that much is free
@@ -558,6 +576,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 k for k in need if types_hidden and k.startswith("accelerator_type:") and k not in ray.totals
             }
             visible = {k: v for k, v in need.items() if k not in hidden}
+            if demand.declared and fits(ray.totals, visible):
+                continue  # nothing shows it waiting: whether some one node holds it, totals cannot say
             verdict = _aggregate_verdict(ctx, demand, visible) if visible else None
             if verdict in (None, "fits-free") and hidden & held_types:
                 verdict = "held"  # the nodes of that GPU type are taken by the holders listed
@@ -598,9 +618,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             if holding:
                 params["node"] = ", ".join(n.node_ip or n.node_id or "" for n in holding[:5])
                 free = [
-                    n.resources_available.get(scarce, 0.0)
-                    for n in holding
-                    if n.resources_available is not None
+                    _free_now(n, scarce, need[scarce]) for n in holding if n.resources_available is not None
                 ]
                 params["available"] = f"{max(free):g}" if free else ""
                 params["total"] = f"{max(n.resources_total.get(scarce, 0.0) for n in holding):g}"
@@ -621,9 +639,11 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                 {k: v for k, v in (ray.totals or _merged_totals(nodes)).items() if not k.startswith("node:")}
             )
         if verdict == "infeasible":
-            short = _limiting_resource(need, nodes, ray.totals, most())
+            # With neither nodes nor totals pasted, the templates are what the demand was judged on.
+            offered = ray.totals or (_largest_template(templates) if not nodes else {})
+            short = _limiting_resource(need, nodes, offered, most())
             params.update(resource=short, needed=f"{need[short]:g}")
-            biggest = most().get(short, 0.0) if nodes else ray.totals.get(short, 0.0)
+            biggest = most().get(short, 0.0) if nodes else offered.get(short, 0.0)
             params["total"] = f"{biggest:g}"
             if not nodes and ray.totals:
                 count = ray.node_count or sum(ray.node_groups.values())
@@ -636,7 +656,46 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         results.append(DemandVerdict(demand, verdict, params, evidence))
         if type_note is not None:
             results.append(type_note)
-    return results
+    # What code declares is judged only where the answer holds whatever runs now.
+    return [r for r in results if not r.demand.declared or r.verdict in _DECLARED_VERDICTS]
+
+
+_DECLARED_VERDICTS = frozenset(
+    {
+        "infeasible",
+        "no-gpu-registered",
+        "gpu-type-missing",
+        "template-omits-gpu",
+        "group-vendor-gpu",
+        "group-exceeds-cluster",
+    }
+)
+
+
+def fits_now(node: RayNode, need: Mapping[str, float]) -> bool:
+    """Whether what is free on ``node`` holds ``need`` now, unit by unit where the units are known:
+    Ray places a fractional request inside one unit of a GPU and a whole one on whole free units."""
+    if not fits(node.resources_available or {}, need):
+        return False
+    for key, units in node.unit_available.items():
+        amount = need.get(key, 0.0)
+        if amount <= 0 or not units:
+            continue
+        if amount < 1:
+            if not any(free + 1e-9 >= amount for free in units):
+                return False
+        elif sum(1 for free in units if free >= 1 - 1e-9) + 1e-9 < amount:
+            return False
+    return True
+
+
+def _free_now(node: RayNode, key: str, amount: float) -> float:
+    """What is free of ``key`` on ``node`` for a request of ``amount``: for a fractional request of
+    a resource tracked per unit, the most one unit has left."""
+    units = node.unit_available.get(key)
+    if units and amount < 1:
+        return max(units)
+    return (node.resources_available or {}).get(key, 0.0)
 
 
 def _scarcity_rank(key: str) -> tuple[bool, str]:
@@ -700,6 +759,15 @@ def _unconfirmed_verdict(
     )
     params["available"] = format_shape({k: free.get(k, 0.0) for k in rest}) if rest else "{}"
     return DemandVerdict(demand, "gpu-type-unconfirmed", params, evidence)
+
+
+def _largest_template(templates: list[Template]) -> dict[str, float]:
+    """The most of each resource one template offers."""
+    largest: dict[str, float] = {}
+    for template in templates:
+        for key, value in template.resources.items():
+            largest[key] = max(largest.get(key, 0.0), value)
+    return largest
 
 
 def _merged_totals(nodes: list[RayNode]) -> dict[str, float]:

@@ -22,15 +22,19 @@ Some facts only exist across blocks of a paste, so they are settled here, once:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, TypeVar
 
+from bot.read import kubelet_message, python_code
 from bot.read.found import Found, PodRecord
 from bot.read.kubectl_describe import numbered_unnamed_node
+from bot.read.manifests import UNNAMED_POD
 from bot.snapshot.base import Record, defaults
-from bot.snapshot.kubernetes import Condition, Event, KubernetesState, Node, Pod
+from bot.snapshot.kubernetes import Condition, ContainerStatus, Event, KubernetesState, Node, Pod
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayNode, RayState, TuneTrials
+from bot.snapshot.stated import Stated
 
 NOTHING_RECOGNISED = "no known output format recognised"
 _SCHEDULING_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp"})
@@ -119,6 +123,42 @@ def _settle_pods(records: list[PodRecord], events: list[Event]) -> list[Pod]:
             )
             pod = pod.model_copy(update={"conditions": [*pod.conditions, scheduled]})
         pods.append(pod)
+    return pods
+
+
+def _with_container_events(pods: list[Pod], events: list[Event]) -> list[Pod]:
+    """The container state the kubelet's events report (an image that does not pull, a container in
+    restart back-off, a missing ConfigMap), for the Pods the paste shows no container status of.
+
+    A Pod whose statuses or running phase the paste shows keeps them: its events may be older than
+    its state. An event that names no Pod is about the one Pod in the paste, or, when there is
+    none, about a Pod pasted without its name (the ``Events:`` block of a ``describe`` cut from its
+    head).
+    """
+    by_key = {(p.namespace, p.name): i for i, p in enumerate(pods)}
+    by_name = {p.name: i for i, p in enumerate(pods)}
+    pods = list(pods)
+    for event in events:
+        state = kubelet_message.container_event(event.reason, str(event.message))
+        if state is None or event.object_kind not in {None, "Pod"}:
+            continue
+        name = event.object_name or (pods[0].name if len(pods) == 1 else None if pods else UNNAMED_POD)
+        if name is None:
+            continue
+        index = by_key.get((event.namespace or "", name), by_name.get(name))
+        status = ContainerStatus(
+            name=state.container or "(unknown)", state="waiting", reason=state.reason, message=event.message
+        )
+        if index is None:
+            phase = "Running" if state.reason == "CrashLoopBackOff" else "Pending"
+            pod = Pod(
+                name=name, namespace=event.namespace or "default", phase=phase, container_statuses=[status]
+            )
+            by_key[(pod.namespace, pod.name)] = by_name[pod.name] = len(pods)
+            pods.append(pod)
+        elif not pods[index].container_statuses and pods[index].phase in {"Pending", "Unknown"}:
+            # Made anew rather than copied: what a Pod derives from its statuses is computed then.
+            pods[index] = dataclasses.replace(pods[index], container_statuses=[status])
     return pods
 
 
@@ -212,7 +252,7 @@ def _kubernetes(found: Found) -> KubernetesState | None:
         return None
     records = _merge_pods(found.pods)
     events = _attach_events(found.events, records)
-    pods = _label_ray_roles(_settle_pods(records, events), found)
+    pods = _label_ray_roles(_with_container_events(_settle_pods(records, events), events), found)
     device_plugin_pods = [p for p in pods if "device-plugin" in p.name]
     return KubernetesState(
         nodes=_nodes(found),
@@ -240,11 +280,13 @@ def _ray(found: Found) -> RayState | None:
         status
         or found.ray_nodes
         or found.demands
+        or found.constraints
         or found.node_types
         or found.serve_applications
         or found.ray_actors
         or found.placement_groups
         or (found.tune and found.tune.counts())
+        or found.code.declared
     ):
         return None
     return RayState(
@@ -260,6 +302,8 @@ def _ray(found: Found) -> RayState | None:
         reserved_used=status.reserved_used if status else {},
         accelerator_types_hidden=status.hides_accelerator_types if status else False,
         demands=found.demands,
+        declared_demands=found.code.declared,
+        constraints=found.constraints,
         node_types=found.node_types,
         actors=found.ray_actors,
         placement_groups=found.placement_groups,
@@ -271,6 +315,7 @@ def _ray(found: Found) -> RayState | None:
 
 
 def build(found: Found) -> Snapshot:
+    python_code.settle(found)  # the code's requests against the cluster facts of the whole paste
     kubernetes = _kubernetes(found)
     ray = _ray(found)
     notes = [fmt.label for fmt in found.formats]
@@ -280,4 +325,9 @@ def build(found: Found) -> Snapshot:
     # Prose is kept as text for the phrase rules, but prose alone is no recognised output.
     if kubernetes is None and ray is None and not (found.texts and found.formats):
         notes = [NOTHING_RECOGNISED, *found.notes]
-    return Snapshot(origin="paste", kubernetes=kubernetes, ray=ray, texts=found.texts, notes=notes)
+    stated = Stated(
+        versions=found.stated_versions, node_gpus=found.stated_gpus, join_gaps=found.stated_join_gaps
+    )
+    return Snapshot(
+        origin="paste", kubernetes=kubernetes, ray=ray, texts=found.texts, stated=stated or None, notes=notes
+    )

@@ -29,9 +29,11 @@ from slack_sdk.models.blocks import (
 
 from bot.catalogue import Catalogue
 from bot.deliver.blocks import validated
+from bot.deliver.blocks.verdicts import said_words, verdict_blocks
 from bot.diagnosis import Diagnosis
 from bot.render.localize import LocalizedFinding, localize_all, verdict_summary
 from bot.render.messages import Lang, say
+from bot.render.seen_before import verdict_of
 from bot.render.slack import (
     ACTION_GPU_PROBE,
     ACTION_HEAD_CHECK,
@@ -113,7 +115,9 @@ def _figures(diagnosis: Diagnosis, lang: Lang) -> list[str]:
     return [f"*{say('figure.' + key, lang)}:* {value}" for key, value in list(diagnosis.figures.items())[:10]]
 
 
-def root_message(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: Lang) -> dict[str, Any]:
+def root_message(
+    diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: Lang, verdict_id: str | None = None
+) -> dict[str, Any]:
     layer = diagnosis.verdict_layer
     summary = verdict_summary(diagnosis, findings, lang)
     where = f"*{escape(diagnosis.cluster)}*" if diagnosis.cluster else "raydiag"
@@ -135,6 +139,8 @@ def root_message(diagnosis: Diagnosis, findings: list[LocalizedFinding], lang: L
             )
         )
     blocks.append(_buttons(diagnosis.cluster, lang, gpu_type_of(diagnosis)))
+    if verdict_id is not None:  # kept in the state store: people may say whether the cause was right
+        blocks += verdict_blocks(verdict_id, said_words(diagnosis, lang), lang)
     return _message(summary, blocks)
 
 
@@ -171,17 +177,40 @@ def finding_message(finding: LocalizedFinding, index: int, lang: Lang) -> dict[s
     return _message(f"{finding.code} {finding.title}", blocks)
 
 
+def seen_before_message(diagnosis: Diagnosis, lang: Lang) -> dict[str, Any]:
+    """The closest resolved reports: a heading, then one section per report (cause, how it was
+    resolved, a link to its thread). A handful of blocks, well inside Slack's 50."""
+    title = say("heading.similar", lang)
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=clip(title, HEADER_LIMIT, lang))),
+        ContextBlock(elements=[MarkdownTextObject(text=escape(say("similar.intro", lang)))]),
+    ]
+    for n, report in enumerate(diagnosis.similar, 1):
+        address = report.address
+        link = f"<{address}|{escape(report.id)}>" if address.startswith("https://") else escape(address)
+        score = say("similar.score", lang, score=f"{report.score:g}")
+        text = f"*{n}. {verdict_of(report, lang)}* · {escape(report.resolution)}\n{link} · {score}"
+        blocks.append(_section(clip(text, SECTION_LIMIT, lang)))
+    return _message(title, blocks)
+
+
 def _message(text: str, blocks: list[Block]) -> dict[str, Any]:
     if len(blocks) > MAX_BLOCKS:
         blocks = [*blocks[: MAX_BLOCKS - 1], ContextBlock(elements=[MarkdownTextObject(text="…")])]
     return {"text": clip(text, FALLBACK_LIMIT, "en"), "blocks": validated(blocks)}
 
 
-def render_thread(diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang) -> list[dict[str, Any]]:
-    """The root message first, then one thread reply per finding (none when healthy)."""
+def render_thread(
+    diagnosis: Diagnosis, catalogue: Catalogue, lang: Lang, verdict_id: str | None = None
+) -> list[dict[str, Any]]:
+    """The root message first, then one thread reply per finding and the closest resolved reports
+    (none when healthy; for a paste nothing recognised, only what likeness to those reports says).
+    With ``verdict_id`` (the id the diagnosis is kept under) the root message asks "Right cause?"."""
     findings = localize_all(diagnosis, catalogue, lang)
-    messages = [root_message(diagnosis, findings, lang)]
-    if diagnosis.verdict_layer in ("healthy", "unknown"):
+    messages = [root_message(diagnosis, findings, lang, verdict_id)]
+    if diagnosis.verdict_layer == "healthy" or not (findings or diagnosis.similar):
         return messages
     messages += [finding_message(f, i, lang) for i, f in enumerate(findings, 1)]
+    if diagnosis.similar:
+        messages.append(seen_before_message(diagnosis, lang))
     return messages

@@ -1,0 +1,73 @@
+"""What pasted Python code declares about resources, kept until the whole paste is read.
+
+The code reader (:mod:`bot.read.python_code`) sees a block of code long before, or long after, the
+cluster facts it must be judged against (``ray status``, a node's resources, a RayCluster spec).
+So it only records here what the code declares; :func:`bot.read.python_code.settle` joins the two
+once the paste has been read. These are plain records with no behaviour, so that
+:mod:`bot.read.found` can hold them without importing the reader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.snapshot.ray import Demand
+
+
+@dataclass(frozen=True)
+class Request:
+    """One resource request the code makes: a task, an actor, a placement group, a Serve replica.
+
+    ``shape`` is what Ray reserves for one of them: what the code states, with Ray's own defaults
+    for what it leaves out (a task's one CPU, the one CPU an actor naming a resource holds; see
+    ``python_code.with_defaults``). ``instances`` is how many the code
+    creates when literal loops say so; ``None`` when it creates some, how many is not known; 0 when
+    it is only declared (a decorator whose ``.remote()`` the paste does not show).
+    """
+
+    kind: str  # task | actor | placement_group
+    shape: dict[str, float]
+    quote: str
+    bundles: tuple[dict[str, float], ...] = ()
+    strategy: str | None = None
+    name: str | None = None
+    instances: int | None = 0
+    # Where it was read: Python code or a Serve config (the evidence says which).
+    source: str = "python code"
+
+
+@dataclass(frozen=True)
+class LocalNode:
+    """``ray.init(num_cpus=…, num_gpus=…, resources=…)`` without an address: the driver starts a
+    one-node cluster holding what it declares; what it leaves out Ray detects, so it is unknown."""
+
+    resources: dict[str, float]
+    quote: str
+
+
+@dataclass(frozen=True)
+class Template:
+    """A remote function, actor class or Serve deployment the code declares, by name; ``shape`` is
+    None when one of its values is unknown."""
+
+    kind: str
+    shape: dict[str, float] | None
+    quote: str
+
+
+@dataclass
+class CodeFacts:
+    requests: list[Request] = field(default_factory=list)
+    # What earlier blocks of the same paste declared: a class in one fence, ``.remote()`` in the next.
+    templates: dict[str, Template] = field(default_factory=dict)
+    constants: dict[str, object] = field(default_factory=dict)
+    local_node: LocalNode | None = None
+    # ``ray.init(address=...)``: the code joins a running cluster, so no local node is declared.
+    joins_cluster: bool = False
+    # Arguments the code passes as names or expressions the paste does not resolve.
+    unknown: list[str] = field(default_factory=list)
+    # The requests as demands, once joined with a pasted cluster (``settle``).
+    declared: list[Demand] = field(default_factory=list)
+    # Characters parsed so far in this paste: the parse budget is per paste, not per block.
+    chars_parsed: int = 0
+    settled: bool = False
