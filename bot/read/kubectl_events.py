@@ -110,6 +110,22 @@ _WARNING_REASONS = frozenset(
 )
 
 
+# The event recorders of KubeRay's controllers (``mgr.GetEventRecorderFor("raycluster-controller")``
+# in ray-operator/controllers/ray/*_controller.go, every release from v0.6 to v1.7): ``kubectl
+# describe`` shows that name in its From column where ``kubectl get events`` shows the object, so a
+# describe Events block pasted without its header still says which kind of object the event is on.
+_RECORDER_KINDS = {
+    "raycluster-controller": "RayCluster",
+    "rayjob-controller": "RayJob",
+    "rayservice-controller": "RayService",
+}
+
+
+def recorder_kind(source: str | None) -> str | None:
+    """The object kind a controller's event recorder speaks for, when the From column names one."""
+    return _RECORDER_KINDS.get((source or "").strip().lower())
+
+
 def kind_of(name: str) -> str:
     base = name.split(".", 1)[0].lower()
     return _KINDS.get(base, name.split(".", 1)[0][:1].upper() + name.split(".", 1)[0][1:])
@@ -152,6 +168,7 @@ def read_row(line: str, namespace: str | None = None) -> Event | None:
             message=match.group("message").strip(),
             count=count_or(match.group("count"), 1),
             source=match.group("source"),
+            object_kind=recorder_kind(match.group("source")),
         )
     return None
 
@@ -310,6 +327,9 @@ def parse_describe_events(
         if event is not None:
             if kind is not None or name is not None:
                 event = event.model_copy(update={"object_kind": kind, "object_name": name})
+            elif event.object_kind is None and (recorder := recorder_kind(event.source)):
+                # The 1.0-1.9 layouts (From in a column or in braces) are read apart from read_row.
+                event = event.model_copy(update={"object_kind": recorder})
             events.append(event)
         elif events and line[:1].isspace():
             last = events[-1]

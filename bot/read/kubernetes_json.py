@@ -562,7 +562,13 @@ def rayservice_from_json(raw: object) -> RayServiceObject | None:
     # the apps' statuses in pendingServiceStatus and leaves activeServiceStatus empty.
     active = _mapping(dig(raw, "status", "activeServiceStatus"))
     pending = _mapping(dig(raw, "status", "pendingServiceStatus"))
-    serving = active if _str(active.get("rayClusterName")) else pending
+    # A status cut down to its applications (no cluster names) is read from whichever part has them.
+    serving = (
+        active
+        if _str(active.get("rayClusterName"))
+        or (active.get("applicationStatuses") and not _str(pending.get("rayClusterName")))
+        else pending
+    )
     apps = _mapping(serving.get("applicationStatuses"))
     return RayServiceObject(
         name=name,

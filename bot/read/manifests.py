@@ -167,6 +167,43 @@ _RAYSERVICE_STATUS_KEYS = frozenset(
     {"serviceStatus", "activeServiceStatus", "pendingServiceStatus", "numServeEndpoints"}
 )
 UNNAMED_POD = "(pasted pod)"
+# Condition types only a RayCluster writes (ray-operator/apis/ray/v1/raycluster_types.go, v1.2 on):
+# a ``status:`` cut down to its ``conditions`` is still a RayCluster's when one of them is there.
+_RAYCLUSTER_CONDITIONS = frozenset(
+    {"HeadPodReady", "RayClusterProvisioned", "ReplicaFailure", "RayClusterSuspending", "RayClusterSuspended"}
+)
+
+
+# A RayService's (v1.3 on): ``UpgradeInProgress``, and ``Ready`` with one of the reasons KubeRay gives
+# it (rayservice_types.go; ``ValidationFailed`` from v1.6); a Pod's or a Node's Ready has others.
+_RAYSERVICE_READY_REASONS = frozenset(
+    {
+        "Initializing",
+        "InitializingTimeout",
+        "ZeroServeEndpoints",
+        "NonZeroServeEndpoints",
+        "ValidationFailed",
+    }
+)
+
+
+def _rayservice_conditions(status: Mapping[str, Any]) -> bool:
+    conditions = status.get("conditions")
+    return isinstance(conditions, list) and any(
+        isinstance(c, Mapping)
+        and (
+            c.get("type") == "UpgradeInProgress"
+            or (c.get("type") == "Ready" and c.get("reason") in _RAYSERVICE_READY_REASONS)
+        )
+        for c in conditions
+    )
+
+
+def _raycluster_conditions(status: Mapping[str, Any]) -> bool:
+    conditions = status.get("conditions")
+    return isinstance(conditions, list) and any(
+        isinstance(c, Mapping) and c.get("type") in _RAYCLUSTER_CONDITIONS for c in conditions
+    )
 
 
 def _status_fragment(doc: Mapping[str, Any], found: Found) -> bool:
@@ -179,7 +216,7 @@ def _status_fragment(doc: Mapping[str, Any], found: Found) -> bool:
     metadata: dict[str, Any] = dict(raw_metadata) if isinstance(raw_metadata, Mapping) else {}
     keys = set(map(str, status))
     added = False
-    if keys & _RAYSERVICE_STATUS_KEYS:
+    if keys & _RAYSERVICE_STATUS_KEYS or _rayservice_conditions(status):
         service = {
             "kind": "RayService",
             "metadata": {"name": "(pasted rayservice)", **metadata},
@@ -200,7 +237,11 @@ def _status_fragment(doc: Mapping[str, Any], found: Found) -> bool:
             name = status.get("rayClusterName") or UNNAMED_RAYCLUSTER
             cluster = {"kind": "RayCluster", "metadata": {"name": name}, "status": cluster_status}
             added = _add_kubernetes_object(cluster, "RayCluster", found) or added
-    elif len(keys & _RAYCLUSTER_STATUS_KEYS) >= 2 or (keys & _RAYCLUSTER_STATUS_KEYS and "reason" in keys):
+    elif (
+        len(keys & _RAYCLUSTER_STATUS_KEYS) >= 2
+        or (keys & _RAYCLUSTER_STATUS_KEYS and "reason" in keys)
+        or _raycluster_conditions(status)
+    ):
         cluster = {
             "kind": "RayCluster",
             "metadata": {"name": UNNAMED_RAYCLUSTER, **metadata},

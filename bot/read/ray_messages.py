@@ -156,6 +156,7 @@ _TUNE_NAMES = {
     "heap": "memory",
     "objects": "object_store_memory",
 }
+_RAY_DEFINED = frozenset({"CPU", "GPU", "TPU", "memory", "object_store_memory"})
 # Serve's controller: replicas waiting for a node (``deployment_state.py``, Ray 2.x).
 _SERVE_PENDING = re.compile(
     r"Resources required for each replica: (?P<required>\[.{0,2000}?\]|\{.{0,2000}?\}), "
@@ -412,8 +413,19 @@ def _read_serve(text: str, found: Found) -> bool:
         # not fit, the resources may be held or missing; ``ray.available_resources()`` leaves out
         # what is used up and the totals are not printed, so Ray's "claimed" reading is kept.
         fits_cluster = all(free.get(k, 0.0) + 1e-9 >= v for k, v in required.items())
+        # A Ray-defined resource ``available`` leaves out has nothing free, or none at all: used up
+        # (5), never registered (4, 6) or in a group that did not scale (9) read the same, so the
+        # demand is left unjudged. A custom resource keeps Ray's "claimed" reading: the rules for
+        # GPU-type and custom resources registered nowhere (6, 7) judge it against the nodes.
+        short_but_listed = not fits_cluster and all(k in free for k in required if k in _RAY_DEFINED)
         found.add_demand(
-            Demand(shape=required, kind="actor", reported_held=not fits_cluster, source_text=text)
+            Demand(
+                shape=required,
+                kind="actor",
+                reported_held=short_but_listed,
+                listed=not fits_cluster and not short_but_listed,
+                source_text=text,
+            )
         )
     elif isinstance(required, list) and required:
         total: dict[str, float] = {}

@@ -32,6 +32,11 @@ FORMAT = Format("ray status", Tag.RAY_STATUS)
 _DASHES = re.compile(r"^\s*[-=]{3,}\s*$")
 _COUNT_NAME = re.compile(r"^(\d+)\s+(\S+)\s*$")
 _DEMAND_LINE = re.compile(r"^\{[^{}]*\}\s*[:*]")
+# A ``Recent failures:`` entry as both autoscalers format it (v1 ``util.py``, v2 ``utils.py``):
+# `` <type>: NodeTerminated (ip: <ip>)``, `` <type>: NodeTerminated (instance_id: <id>)``,
+# `` <type>: <category> (latest_attempt: HH:MM:SS)[ - <details>]``. A section cut above its titles
+# that starts with one is a status block, as a ``Demands:`` section starting with a demand is.
+_FAILURE_ENTRY = re.compile(r"^\s*[^\s:]+:\s*[A-Z]\w*\s+\((?:ip|instance_id|latest_attempt):\s")
 # A header may follow a short prefix on the same line (``0: `` from ``srun -l``, a prompt); in a
 # status run onto one long line it may follow anything.
 _MAX_PREFIX = 40
@@ -59,6 +64,8 @@ def is_start(lines: Sequence[str], i: int) -> bool:
         return parse_usage(following.strip()) is not None
     if kind in {"demands", "constraints"}:
         return bool(find_entries(following))
+    if kind == "failures":
+        return bool(_FAILURE_ENTRY.match(following))
     return False
 
 

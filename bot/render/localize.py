@@ -45,6 +45,7 @@ _ENUMS: dict[tuple[str, str], str] = {
     ("plugin_status", "no-plugin-pod"): "phrase.no_plugin_pod",
     ("reason", "launch-failed"): "phrase.launch_failed",
     ("reason", "autoscaler-error"): "phrase.autoscaler_error",
+    ("reason", "launch-timeout"): "phrase.launch_timeout",
     ("lacking", "not-applicable"): "phrase.not_applicable",
     ("closest", "not-applicable"): "phrase.not_applicable",
     ("status", "admitted"): "phrase.admitted",

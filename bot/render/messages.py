@@ -106,6 +106,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "phrase.launch_failed": {"en": "launch failed", "zh": "节点启动失败"},
     "phrase.autoscaler_error": {"en": "autoscaler error", "zh": "autoscaler 报错"},
+    "phrase.launch_timeout": {"en": "nodes did not come up in time", "zh": "节点没有按时就绪"},
     "phrase.placement_group": {"en": "placement group {bundles}", "zh": "放置组 {bundles}"},
     "phrase.placement_group_strategy": {
         "en": "placement group {bundles} ({strategy})",

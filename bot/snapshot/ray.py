@@ -87,7 +87,8 @@ class ResourceConstraint(_Model):
     """A standing ``ray.autoscaler.sdk.request_resources()`` call: the autoscaler keeps room for
     ``count`` bundles of ``shape``. It is no work waiting (``ray status`` lists it under ``From
     request_resources:`` / ``Total Constraints:`` / ``Constraints:``, before 2.4x inside the demands
-    as ``N+ from request_resources()``), so no rule judges it as pending."""
+    as ``N+ from request_resources()``), so no rule judges it as pending; only one the autoscaler
+    calls infeasible is judged, as a request (``bot.classify.detectors.constraints``)."""
 
     shape: dict[str, float] = field(default_factory=dict)
     count: int = 1

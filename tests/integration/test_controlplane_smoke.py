@@ -21,7 +21,9 @@ import pytest
 from tests.support.controlplane import ControlPlane, ControlPlaneUnavailable, running_controlplane
 from tests.support.waiting import eventually
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("controlplane")]
+# In the real-Ray group: both start many processes on loopback ports, and on two shared cores a Ray
+# cluster started beside the control plane once failed its start; one of them at a time.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
 
 NODE_CPU = "4"
 TOO_MUCH_CPU = "64"

@@ -63,9 +63,12 @@ class ControlPlaneUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Binaries:
-    """The built programs and the KubeRay release's data next to them."""
+    """The built programs and the KubeRay release's data next to them. ``kube``, when set, is
+    another minor release's folder (``build.sh k8s-v1.N``) whose kube-apiserver and kube-scheduler
+    replace the default release's; etcd, the operator and the CRDs stay those of ``root``."""
 
     root: Path
+    kube: Path | None = None
 
     @property
     def etcd(self) -> Path:
@@ -73,11 +76,11 @@ class Binaries:
 
     @property
     def kube_apiserver(self) -> Path:
-        return self.root / "kube-apiserver"
+        return (self.kube or self.root) / "kube-apiserver"
 
     @property
     def kube_scheduler(self) -> Path:
-        return self.root / "kube-scheduler"
+        return (self.kube or self.root) / "kube-scheduler"
 
     @property
     def ray_operator(self) -> Path:
@@ -92,15 +95,11 @@ class Binaries:
         return self.root / "rbac" / "role.yaml"
 
 
-def build() -> Binaries:
-    """Run tools/controlplane/build.sh (a no-op when the cache is current) and return its output."""
-    go = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
-    if not Path(go).exists():
-        raise ControlPlaneUnavailable(f"Go is needed to build the control plane and {go} does not exist")
-    env = {**os.environ, "GO": go}
+def _build_script(args: list[str], env: dict[str, str]) -> Path:
+    """Run tools/controlplane/build.sh with ``args``; the folder its last line names."""
     try:
         done = subprocess.run(
-            [str(BUILD_SCRIPT)],
+            [str(BUILD_SCRIPT), *args],
             capture_output=True,
             text=True,
             timeout=BUILD_TIMEOUT_S,
@@ -112,8 +111,20 @@ def build() -> Binaries:
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         tail = "\n".join(done.stderr.strip().splitlines()[-20:])
-        raise ControlPlaneUnavailable(f"{BUILD_SCRIPT} failed ({done.returncode}):\n{tail}")
-    binaries = Binaries(Path(lines[-1]))
+        raise ControlPlaneUnavailable(f"{BUILD_SCRIPT} {' '.join(args)} failed ({done.returncode}):\n{tail}")
+    return Path(lines[-1])
+
+
+def build(release: str | None = None) -> Binaries:
+    """Run tools/controlplane/build.sh (a no-op when the cache is current) and return its output;
+    with ``release`` (a folder such as ``"k8s-v1.33"`` under tools/controlplane), that minor
+    release's kube-apiserver and kube-scheduler as well."""
+    go = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
+    if not Path(go).exists():
+        raise ControlPlaneUnavailable(f"Go is needed to build the control plane and {go} does not exist")
+    env = {**os.environ, "GO": go}
+    root = _build_script([], env)
+    binaries = Binaries(root, _build_script([release], env) if release else None)
     programs = (binaries.etcd, binaries.kube_apiserver, binaries.kube_scheduler, binaries.ray_operator)
     missing = [str(p) for p in programs if not p.is_file()]
     if missing or not binaries.crds or not binaries.operator_role.is_file():
@@ -495,10 +506,10 @@ class ControlPlane:
 
 
 @contextlib.contextmanager
-def running_controlplane() -> Iterator[ControlPlane]:
+def running_controlplane(release: str | None = None) -> Iterator[ControlPlane]:
     """Build (or reuse) the binaries, start the control plane in a temporary folder, stop it and
-    remove the folder at the end whatever happened."""
-    binaries = build()
+    remove the folder at the end whatever happened. ``release``: see ``build``."""
+    binaries = build(release)
     root = Path(tempfile.mkdtemp(prefix="raydiag-controlplane-"))
     plane = ControlPlane(binaries, root)
     try:

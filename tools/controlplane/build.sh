@@ -19,11 +19,7 @@ fi
 # local: never download another toolchain; an older Go stops at go.mod's `go 1.24.0` line instead.
 export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false -p=${CONTROLPLANE_GO_P:-1}"
 
-k8s_version="$(cd "$here" && "$GO" list -m -f '{{.Version}}' k8s.io/kubernetes)"
-kuberay_version="$(cd "$here/kuberay" && "$GO" list -m -f '{{.Version}}' github.com/ray-project/kuberay/ray-operator)"
-release="k8s-${k8s_version}_kuberay-${kuberay_version}"
-out="${RAYDIAG_CONTROLPLANE_CACHE:-$HOME/.cache/raydiag/controlplane}/$release"
-mkdir -p "$out"
+cache="${RAYDIAG_CONTROLPLANE_CACHE:-$HOME/.cache/raydiag/controlplane}"
 
 # What a binary depends on besides the module cache (Go, the lock files, our Go files, the package
 # and its link flags): when this changes, it is rebuilt.
@@ -51,11 +47,41 @@ build() {
     echo "built  $out/$name in ${elapsed}s" >&2
 }
 
-# The version kube-apiserver reports (and kubectl checks skew against); upstream sets it the same way.
-minor="${k8s_version#v1.}"
-minor="${minor%%.*}"
-kver="-X k8s.io/component-base/version.gitVersion=${k8s_version} -X k8s.io/component-base/version.gitMajor=1"
-kver+=" -X k8s.io/component-base/version.gitMinor=${minor} -X k8s.io/component-base/version.gitTreeState=clean"
+# kube_ldflags VERSION: the version kube-apiserver and kube-scheduler report (and kubectl checks
+# skew against); upstream sets it the same way.
+kube_ldflags() {
+    local minor="${1#v1.}"
+    minor="${minor%%.*}"
+    echo "-X k8s.io/component-base/version.gitVersion=$1 -X k8s.io/component-base/version.gitMajor=1" \
+        "-X k8s.io/component-base/version.gitMinor=${minor} -X k8s.io/component-base/version.gitTreeState=clean"
+}
+
+# build.sh k8s-v1.33: another minor release's kube-scheduler and kube-apiserver, pinned by the
+# go.mod/go.sum in that folder, into <cache>/k8s-<version>/ (tools/record_scheduler_corpus.py
+# records the scheduler's wording of several releases; each runs against the API server of its own
+# release, so no version skew is involved). The same build() as the default release: same flags,
+# same reuse by input hash.
+if [[ $# -gt 0 ]]; then
+    dir="$here/$1"
+    if ! [[ "$1" =~ ^k8s-v1\.[0-9]+$ && -f "$dir/go.mod" ]]; then
+        echo "build.sh: no release folder $dir (expected tools/controlplane/k8s-v1.N/go.mod)" >&2
+        exit 2
+    fi
+    k8s_version="$(cd "$dir" && "$GO" list -m -f '{{.Version}}' k8s.io/kubernetes)"
+    out="$cache/k8s-${k8s_version}"
+    mkdir -p "$out"
+    kver="$(kube_ldflags "$k8s_version")"
+    build kube-scheduler "$dir" k8s.io/kubernetes/cmd/kube-scheduler "$kver"
+    build kube-apiserver "$dir" k8s.io/kubernetes/cmd/kube-apiserver "$kver"
+    echo "$out"
+    exit 0
+fi
+
+k8s_version="$(cd "$here" && "$GO" list -m -f '{{.Version}}' k8s.io/kubernetes)"
+kuberay_version="$(cd "$here/kuberay" && "$GO" list -m -f '{{.Version}}' github.com/ray-project/kuberay/ray-operator)"
+out="$cache/k8s-${k8s_version}_kuberay-${kuberay_version}"
+mkdir -p "$out"
+kver="$(kube_ldflags "$k8s_version")"
 
 build etcd "$here" ./etcd
 build kube-scheduler "$here" k8s.io/kubernetes/cmd/kube-scheduler "$kver"

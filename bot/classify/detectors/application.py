@@ -69,6 +69,31 @@ def serve_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
 
 
+# The reason KubeRay (v1.6 on) gives a RayService's Ready condition when its spec fails validation
+# (rayservice_controller.go): the operator stops there and creates nothing.
+_RAYSERVICE_INVALID = "ValidationFailed"
+
+
+@detector("rayservice_invalid", ("service", "namespace", "message"))
+def rayservice_invalid(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    for service in ctx.kube.rayservices:
+        for condition in service.conditions:
+            if condition.type != "Ready" or condition.status != "False":
+                continue
+            if condition.reason != _RAYSERVICE_INVALID:
+                continue
+            yield Hit(
+                Subject(kind="RayService", name=service.name, namespace=service.namespace),
+                (
+                    Evidence(
+                        source=f"rayservice {service.name} condition Ready",
+                        text=condition.message or "",
+                    ),
+                ),
+                {"service": service.name, "namespace": service.namespace, "message": condition.message or ""},
+            )
+
+
 class UnreadParams(StrictRecord):
     part: Literal["serve"]
 
@@ -126,6 +151,12 @@ def _ended_by_deadline(job: RayJobObject) -> bool:
     )
 
 
+# KubeRay (v1.5 on, SidecarMode) fails a RayJob whose head Pod has disappeared with ``Ray head pod
+# not found.`` (rayjob_controller.go): the Pod was deleted, evicted or lost with its node, none of
+# which is the job's own code, and the RayJob's status cannot say which; the head Pod's events do.
+_HEAD_POD_GONE = re.compile(r"\bRay head pod not found\b")
+
+
 @detector("job_status", ("job", "status", "message"))
 def job_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
     seen: set[str] = set()
@@ -133,6 +164,9 @@ def job_status(ctx: Context, rule: Rule) -> Iterable[Hit]:
         status = (job.job_status or "").upper()
         deployment = (job.deployment_status or "").lower()
         if status not in _FAILED_JOB and deployment not in _FAILED_DEPLOYMENT:
+            continue
+        if status not in _FAILED_JOB and _HEAD_POD_GONE.search(job.message or ""):
+            seen.add(job.submission_id or job.name)
             continue
         if _ended_by_deadline(job) and status not in _FAILED_JOB:
             seen.add(job.submission_id or job.name)

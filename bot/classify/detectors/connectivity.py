@@ -523,3 +523,50 @@ def network_policy(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 "raycluster": hit_pods[0].labels.get(RAY_CLUSTER_LABEL, ""),
             },
         )
+
+
+class HeadConditionParams(StrictRecord):
+    # ``probe``: the head's containers run but fail readiness (KubeRay's ``ContainersNotReady``);
+    # ``container``: a container of the head is waiting or ended (KubeRay v1.6+ copies the first such
+    # container's reason, ``CrashLoopBackOff`` say, into the condition in its place).
+    state: Literal["probe", "container"]
+
+
+# What FindHeadPodReadyCondition (ray-operator/controllers/ray/utils/util.go) writes as the reason of
+# a False HeadPodReady besides a container's own reason: the Pod's Ready reason, KubeRay's
+# ``HeadPodNotFound`` and ``Unknown`` (nothing to tell yet), and the Pod's ``PodCompleted``.
+_HEAD_NOT_CONTAINER_REASONS = frozenset({"ContainersNotReady", "HeadPodNotFound", "Unknown", "PodCompleted"})
+
+
+@detector("head_condition", ("raycluster", "namespace", "reason", "message"), HeadConditionParams)
+def head_condition(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """A RayCluster's HeadPodReady condition (KubeRay v1.2 on), when the paste has not the head Pod
+    itself: the head Pod's rules read the Pod when it is there."""
+    state = HeadConditionParams(**rule.params).state
+    heads = {(p.namespace, p.labels.get(RAY_CLUSTER_LABEL, "")) for p in ctx.head_pods}
+    for cluster in ctx.kube.rayclusters:
+        if (cluster.namespace, cluster.name) in heads:
+            continue
+        condition = next((c for c in cluster.conditions if c.type == "HeadPodReady"), None)
+        if condition is None or condition.status != "False" or not condition.reason:
+            continue
+        probe = condition.reason == "ContainersNotReady"
+        if state == "probe" and not probe:
+            continue
+        if state == "container" and (probe or condition.reason in _HEAD_NOT_CONTAINER_REASONS):
+            continue
+        yield Hit(
+            Subject(kind="RayCluster", name=cluster.name, namespace=cluster.namespace),
+            (
+                Evidence(
+                    source=f"raycluster {cluster.name} condition HeadPodReady",
+                    text=f"False ({condition.reason}): {condition.message or ''}".rstrip(": "),
+                ),
+            ),
+            {
+                "raycluster": cluster.name,
+                "namespace": cluster.namespace,
+                "reason": condition.reason,
+                "message": condition.message or "",
+            },
+        )

@@ -1250,13 +1250,14 @@ class FailureParams(StrictRecord):
 # `` gpu: NodeTerminated (ip: 10.0.0.3)``, ``gpu: InsufficientInstanceCapacity (latest_attempt: ...)``
 # (v1 2.x) and ``10.0.0.3: gpu_worker`` (v1 before 2.0); log lines name the type after ``of type``.
 _FAILURE_LINE = re.compile(r"^\s*(?P<first>[^\s:]+):\s*(?P<second>[A-Za-z][\w.-]*)")
-_OF_TYPE = re.compile(r"of type (?P<group>[^\s.,:()]+(?:\.[^\s.,:()]+)*)")
+# v2's instance manager writes ``(id=..., type=<node type>, cloud_instance_id=...)``.
+_OF_TYPE = re.compile(r"(?:of type |\btype=)(?P<group>[^\s.,:()]+(?:\.[^\s.,:()]+)*)")
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 
 
 _FAILURE_CATEGORY = re.compile(
     r"\b(InsufficientInstanceCapacity|\w*LimitExceeded|\w*QuotaExceeded|\w*Unsupported\w*|LaunchFailed|"
-    r"NodeTerminated|RayletUnexpectedlyDied|ALLOCATION_FAILED|RAY_INSTALL_FAILED)\b"
+    r"NodeTerminated|RayletUnexpectedlyDied|ALLOCATION_FAILED|RAY_INSTALL_FAILED|maxReplicas)\b"
 )
 
 
@@ -1276,6 +1277,8 @@ def _failure_reason(evidence: Evidence) -> tuple[str, str]:
         return group, category.group(1)
     lowered = line.lower()
     # Enum-like keys: the renderer words them (``launch-failed``, ``autoscaler-error``).
+    if "timeout=" in lowered:  # v2's ``timeout=300s at status ALLOCATED``: it never came up
+        return group, "launch-timeout"
     return group, "launch-failed" if "launch" in lowered or "runinstances" in lowered else "autoscaler-error"
 
 
