@@ -10,15 +10,12 @@ cores), later runs reuse them from ~/.cache/raydiag/controlplane/.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support.controlplane import ControlPlane, ControlPlaneUnavailable, running_controlplane
+from tests.support.controlplane import ControlPlane
 from tests.support.waiting import eventually
 
 # In the real-Ray group: both start many processes on loopback ports, and on two shared cores a Ray
@@ -27,28 +24,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
 
 NODE_CPU = "4"
 TOO_MUCH_CPU = "64"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with contextlib.ExitStack() as stack:
-        try:
-            started = stack.enter_context(running_controlplane())
-        except ControlPlaneUnavailable as error:
-            pytest.fail(str(error), pytrace=False)
-        pids = started.running()
-        yield started
-    # The fixture's promise: every process it started is gone once it is done.
-    left = {name: pid for name, pid in pids.items() if _alive(pid)}
-    assert not left, f"still running after stop: {left}"
 
 
 @pytest.fixture(scope="module")

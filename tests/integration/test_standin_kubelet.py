@@ -6,15 +6,12 @@ Also: a scenario's stuck container gets the kubelet's waiting reason and events.
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from bot.demo.local_ray import dig_list, http_json
-from tests.support.controlplane import ControlPlane, ControlPlaneUnavailable, running_controlplane
+from tests.support.controlplane import ControlPlane, pid_alive
 from tests.support.kubelet import KubeletNode, StandInKubelet, Waiting, ray_start_flags
 from tests.support.waiting import eventually
 
@@ -29,14 +26,6 @@ NODES = [
         labels=GPU_LABELS,
     ),
 ]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def raycluster(name: str) -> dict[str, Any]:
@@ -65,16 +54,6 @@ def raycluster(name: str) -> dict[str, Any]:
             ],
         },
     }
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with contextlib.ExitStack() as stack:
-        try:
-            started = stack.enter_context(running_controlplane())
-        except ControlPlaneUnavailable as error:
-            pytest.fail(str(error), pytrace=False)
-        yield started
 
 
 def test_ray_start_flags_are_read_from_the_operators_shell_line() -> None:
@@ -148,7 +127,7 @@ def test_a_raycluster_becomes_a_real_ray_cluster_on_kubelet_nodes(plane: Control
         assert started
 
     assert kubelet.errors == []
-    assert not [pid for pid in started if _alive(pid)]
+    assert not [pid for pid in started if pid_alive(pid)]
     assert kubelet.stragglers() == []
 
 

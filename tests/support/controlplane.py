@@ -57,6 +57,15 @@ OPERATOR_USER = "kuberay-operator"
 SCHEDULER_USER = "system:kube-scheduler"
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID still exists (a zombie not yet reaped counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 class ControlPlaneUnavailable(RuntimeError):
     """The control plane could not be built or started; the message says which step and why."""
 
