@@ -16,6 +16,7 @@ from bot.collect.paste import parse_paste
 from bot.read import python_code
 from bot.read.code_facts import Request
 from bot.read.found import Found
+from tests.support.corpus import HEALTHY_RAY_STATUS
 
 
 def _read(text: str) -> Found:
@@ -340,27 +341,7 @@ def test_a_local_node_says_nothing_of_resources_it_does_not_declare() -> None:
 
 
 def test_declared_requests_join_a_pasted_cluster_only_to_be_judged_as_never_fitting() -> None:
-    status = """======== Autoscaler status: 2026-12-01 10:20:28.996006 ========
-Node status
----------------------------------------------------------------
-Active:
- 1 node_d6edfb3e246f5a43a9460fa4cc9a71fefc798406ec69593257d0e557
-Pending:
- (no pending nodes)
-Recent failures:
- (no failures)
-
-Resources
----------------------------------------------------------------
-Total Usage:
- 0.5/6.0 CPU
- 0.0/2.0 GPU
- 0B/67.86GiB memory
- 0B/286.10MiB object_store_memory
-
-Pending Demands:
- (no resource demands)
-"""
+    status = HEALTHY_RAY_STATUS.read_text(encoding="utf-8")
     code = "@ray.remote(num_gpus=1)\ndef f():\n    pass\nf.remote()\npg = placement_group([{'CPU': 60}])\n"
     ray = parse_paste(code + "\n" + status).ray
     assert ray is not None

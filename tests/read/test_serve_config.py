@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.collect.paste import parse_paste
 from bot.read.found import Found
 from bot.read.serve_config import read_serve_config, read_serve_config_text
+from tests.support.corpus import HEALTHY_RAY_STATUS
 
 CONFIG = """applications:
 - name: embeddings
@@ -71,25 +72,7 @@ def test_a_rayservice_serve_config_is_read_from_its_string() -> None:
 
 
 def test_a_pasted_config_is_judged_against_the_pasted_cluster() -> None:
-    status = """Node status
----------------------------------------------------------------
-Active:
- 1 node_d6edfb3e246f5a43a9460fa4cc9a71fefc798406ec69593257d0e557
-Pending:
- (no pending nodes)
-Recent failures:
- (no failures)
-
-Resources
----------------------------------------------------------------
-Total Usage:
- 0.5/6.0 CPU
- 0.0/2.0 GPU
-
-Pending Demands:
- (no resource demands)
-"""
-    ray = parse_paste(CONFIG + "\n======== Autoscaler status: 2026-12-01 10:20:28 ========\n" + status).ray
+    ray = parse_paste(CONFIG + "\n" + HEALTHY_RAY_STATUS.read_text(encoding="utf-8")).ray
     assert ray is not None
     assert ray.demands == []
     assert {d.code_source for d in ray.declared_demands} == {"serve config"}
