@@ -11,7 +11,7 @@ RAY_COMPAT_VENV ?= $(HOME)/.cache/raydiag/venv-ray-$(RAY_COMPAT_VERSION)
 RAY_COMPAT_STAMP := $(RAY_COMPAT_VENV)/.installed-$(shell sha256sum $(RAY_COMPAT_LOCK) | cut -c1-16)
 
 
-.PHONY: demo test lint typecheck unit bench bench-startup bench-cluster-cli eval similar-eval similar-index coverage lock clean postgres alertmanager prometheus scan scan-lock ray-compat-venv controlplane
+.PHONY: demo test quick lint typecheck unit bench bench-startup bench-cluster-cli eval similar-eval similar-index rules-doc coverage lock clean postgres alertmanager prometheus scan scan-lock ray-compat-venv controlplane
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,6 +57,15 @@ controlplane:
 
 test: lint typecheck unit
 
+# The fast suite, for the edit-test loop: the pipeline's own tests, in process (readers, rules and
+# their cases, classify, render, snapshot models, catalogue, import contracts and cycles, corpus
+# accuracy, lint). Nothing here starts a real Ray, the control plane, PostgreSQL, Prometheus,
+# Alertmanager or the bot's process; the fuzzing of mixed pastes is left to `make test` too.
+QUICK := tests/read tests/rules tests/classify tests/render tests/snapshot tests/catalogue \
+	tests/architecture tests/corpus tests/lint tests/verdicts tests/paste
+quick: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 $(QUICK) --ignore=tests/paste/test_paste_robustness.py
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classify.py
 
@@ -82,6 +91,12 @@ similar-eval: $(STAMP)
 
 similar-index: $(STAMP)
 	$(BIN)/python tools/build_similar_index.py
+
+# The rule catalogue page (docs/rules.md): every rule with its code, cause, patterns and cases,
+# generated from rules/*.yaml and tests/cases/; tests/rules/test_rules_doc.py fails while it is stale.
+rules-doc: $(STAMP)
+	$(BIN)/raydiag rules --format markdown > docs/rules.md.tmp
+	mv docs/rules.md.tmp docs/rules.md
 
 # Coverage of the tools' own messages (tests/inventory/<tool>.yaml, learned from each tool's source):
 # every message printed in the tool's layouts and read by `explain`; the share per tool and the misses.

@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import yaml
 
 from bot.config import load_config
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from bot.slack.server import SlackHTTPServer
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, GPU_WORKERS, NS

@@ -29,7 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.config import ClusterConfig, Config
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from tests.support.slack_api import SlackWebAPI, serve_slack, slash_command_body
 from tests.support.socket_mode import SocketModeServer, serve_socket_mode
 

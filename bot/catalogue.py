@@ -27,16 +27,19 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from bot.snapshot.base import StrictRecord, problems
 from bot.terms import Layer, Severity
 
-if TYPE_CHECKING:
-    from bot.classify.registry import DetectorSpec
-
 Stage = Literal["pod-scheduling", "pod-health", "connectivity", "ray-resources", "application", "info"]
 Language = Literal["en", "zh"]
+# What a rule reads: a tool's own output (a log line, an event, a table), or a person's retelling of
+# it in prose ("Ray doesn't detect my GPUs", "scale-up was not triggered"). A retelling is weaker
+# evidence than the output it retells: a finding read from one is never `critical` (a rule that
+# reads only retellings may not be; a detector that reads both caps its retold hits at `warning`).
+Reading = Literal["output", "retelling"]
+READINGS: tuple[Reading, ...] = ("output", "retelling")
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
 
 # Triage order from CAUSES.md: the Kubernetes layer first, then connectivity, Ray's logical
@@ -88,6 +91,7 @@ class Rule(StrictRecord):
     detector: str
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     supersedes: list[str] = dataclasses.field(default_factory=list)
+    reads: list[Reading] = dataclasses.field(default_factory=lambda: ["output"])
     commands: list[str] = dataclasses.field(default_factory=list)
     text: dict[Language, RuleText]
 
@@ -103,6 +107,10 @@ class Rule(StrictRecord):
         missing = [lang for lang in LANGUAGES if lang not in self.text]
         if missing:
             raise ValueError(f"text is missing language(s): {', '.join(missing)}")
+        if not self.reads or len(set(self.reads)) != len(self.reads):
+            raise ValueError("reads: name output, retelling or both, each once")
+        if self.reads == ["retelling"] and self.severity == "critical":
+            raise ValueError("severity: a rule that reads only a person's retelling is never critical")
         expected_prefix = f"RD{self.cause or 0:02d}"
         if not self.code.startswith(expected_prefix):
             raise ValueError(f"code {self.code} does not start with {expected_prefix} for cause {self.cause}")
@@ -160,7 +168,18 @@ def default_rules_dir() -> Path:
     raise RuleError(f"no rules directory found next to {here}")
 
 
-def parse_rule(path: Path, raw: object, detectors: Mapping[str, DetectorSpec]) -> Rule:
+class DetectorCheck(Protocol):
+    """What checking a rule needs of the detector it names (``bot.classify.registry.DetectorSpec``
+    is one): the placeholders it fills, and a check of the rule's params. Named here, so the
+    catalogue does not import the classifier to say what it checks against."""
+
+    @property
+    def provides(self) -> frozenset[str]: ...
+
+    def check_params(self, params: Mapping[str, Any]) -> str | None: ...
+
+
+def parse_rule(path: Path, raw: object, detectors: Mapping[str, DetectorCheck]) -> Rule:
     if not isinstance(raw, dict):
         raise RuleError(f"{path.name}: expected a mapping at the top level")
     from pydantic import ValidationError  # noqa: PLC0415 - lazy: only compiling the rules needs pydantic
@@ -191,7 +210,13 @@ def parse_rule(path: Path, raw: object, detectors: Mapping[str, DetectorSpec]) -
 def _pattern_groups(rule: Rule) -> frozenset[str]:
     """Named groups of a text rule's patterns are placeholders too."""
     names: set[str] = set()
-    for pattern in rule.params.get("patterns", []) if isinstance(rule.params.get("patterns"), list) else []:
+    patterns = [
+        pattern
+        for key in ("patterns", "retold")
+        if isinstance(rule.params.get(key), list)
+        for pattern in rule.params[key]
+    ]
+    for pattern in patterns:
         try:
             names |= set(re.compile(str(pattern)).groupindex)
         except re.error:

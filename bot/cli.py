@@ -27,8 +27,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-# Only the standard library at the top: `raydiag --help` and bad usage answer without loading the
-# rule catalogue, the models or any client. Each command imports its own machinery when it runs.
+# Only the standard library at the top (the progress line is nothing more): `raydiag --help` and bad
+# usage answer without loading the rule catalogue, the models or any client. Each command imports
+# its own machinery when it runs, where that machinery costs 5 % of a command that does not need it
+# (BENCHMARKS.md, "Start-up tricks"); cheaper imports stay here.
+from bot.collect.progress import StderrProgress
+
 if TYPE_CHECKING:
     from bot.catalogue import Catalogue
     from bot.collect.live import Target
@@ -168,6 +172,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list the rule catalogue")
     rules.add_argument("--lang", choices=("en", "zh"), default="en")
+    rules.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="text: one line a rule; markdown: the catalogue page with patterns and cases (docs/rules.md)",
+    )
+    rules.add_argument(
+        "--cases", type=Path, help="the rule cases folder for markdown (default: tests/cases beside rules/)"
+    )
 
     quiz = commands.add_parser("quiz", help="the onboarding quiz: questions here, answers typed as numbers")
     quiz.add_argument("--lang", choices=("en", "zh"), default="en")
@@ -229,6 +242,14 @@ def list_rules(catalogue: Catalogue, lang: Lang) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _rules_page(args: argparse.Namespace, catalogue: Catalogue) -> str:
+    from bot.catalogue import default_rules_dir  # noqa: PLC0415 - lazy: `rules --format markdown` only
+    from bot.render.rules_doc import default_cases_dir, rules_markdown  # noqa: PLC0415 - lazy: `rules` only
+
+    cases = args.cases if args.cases is not None else default_cases_dir(default_rules_dir())
+    return rules_markdown(catalogue, cases, args.lang)
+
+
 def _target(args: argparse.Namespace) -> tuple[Target, float, float]:
     from bot.collect.live import Target  # noqa: PLC0415 - lazy: live collection loads the Kubernetes client
     from bot.config import NAME, ClusterConfig, Config, ConfigError, load_config  # noqa: PLC0415 - lazy: live commands
@@ -263,7 +284,6 @@ def _target(args: argparse.Namespace) -> tuple[Target, float, float]:
 
 def _collect(args: argparse.Namespace, found: tuple[Target, float, float] | None = None) -> Snapshot:
     from bot.collect.live import collect_live  # noqa: PLC0415 - lazy: live collection loads the Kubernetes client
-    from bot.collect.progress import StderrProgress  # noqa: PLC0415 - lazy: live collection only
 
     target, deadline, call_timeout = found or _target(args)
     with StderrProgress() as progress:
@@ -462,7 +482,9 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None 
     if args.command == "verify":
         return _verify(args, catalogue, stdout)
     if args.command == "rules":
-        stdout.write(list_rules(catalogue, args.lang))
+        stdout.write(
+            _rules_page(args, catalogue) if args.format == "markdown" else list_rules(catalogue, args.lang)
+        )
         return EXIT_OK
     if args.command == "quiz":
         from bot.quiz.terminal import QuizCommandError, run_quiz_command  # noqa: PLC0415 - lazy: `quiz` only

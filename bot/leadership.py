@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client as k8s
-from kubernetes.client.exceptions import ApiException
 from kubernetes.leaderelection import electionconfig
 from kubernetes.leaderelection.leaderelection import LeaderElection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
@@ -52,11 +51,18 @@ def replica_identity() -> str:
     return f"{os.environ.get('HOSTNAME') or socket.gethostname()}-{secrets.token_hex(3)}"
 
 
+class _Stopped(Exception):
+    """Every Lease call once the replica stopped competing. Not an ``ApiException``: the client's
+    election retries a refused call for ever (a follower's loop has no other way out), so only an
+    error it does not catch ends the election thread."""
+
+
 class _StoppableLeases(k8s.CoordinationV1Api):
     """The Lease API, refused from the moment this replica stops competing.
 
-    The client's election loop has no stop: it renews until a renewal fails. Failing every call
-    after ``stop()`` makes it give the Lease up through its own path (``onstopped_leading``).
+    The client's election loop has no stop: a follower retries until it gets the Lease, a leader
+    renews until a renewal fails. Raising ``_Stopped`` from every call after ``stop()`` ends either
+    loop at its next call (``stop()`` itself has already given up the lead).
     """
 
     def __init__(self, api_client: k8s.ApiClient, stopped: threading.Event) -> None:
@@ -65,7 +71,7 @@ class _StoppableLeases(k8s.CoordinationV1Api):
 
     def _check(self) -> None:
         if self._stopped.is_set():
-            raise ApiException(status=0, reason="this replica stopped competing for the Lease")
+            raise _Stopped("this replica stopped competing for the Lease")
 
     def read_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
         self._check()
@@ -132,6 +138,8 @@ class Leadership:
             try:
                 # Returns only when a held Lease could not be renewed in time.
                 LeaderElection(config).run()  # type: ignore[no-untyped-call]
+            except _Stopped:
+                return
             except Exception:  # an API answer the client did not expect: compete again shortly
                 LOG.exception("leader election failed; trying again")
                 if self._leading.is_set():

@@ -31,14 +31,14 @@ from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.schedule.jobs import HealthScheduler
 from bot.schedule.service import start_health_posts
+from bot.slack import probe_actions, quiz_actions, verdict_actions
 from bot.slack.alerts import webhook_receiver
-from bot.slack.app import Bot, build_app, slack_api_url
+from bot.slack.app import CORE, build_app, slack_api_url
+from bot.slack.bot import Bot
 from bot.slack.capacity_command import register_capacity
-from bot.slack.probe_actions import PROBE_HANDLERS
-from bot.slack.quiz_actions import install_quiz_actions, register_quiz
+from bot.slack.quiz_actions import register_quiz
 from bot.slack.schedule_commands import register_schedules
 from bot.slack.server import SlackHTTPServer
-from bot.slack.verdict_actions import install_verdict_actions
 from bot.store import Store, StoreError, open_store
 
 LOG = logging.getLogger(__name__)
@@ -385,10 +385,8 @@ def serve(http: bool, host: str, port: int, env: Mapping[str, str] | None = None
         token=environment.bot_token,
         signing_secret=environment.signing_secret,
         api_url=environment.api_url,
-        probe_handlers=PROBE_HANDLERS,
+        surfaces=(*CORE, probe_actions.register, quiz_actions.register, verdict_actions.register),
     )
-    install_quiz_actions(app, bot)
-    install_verdict_actions(app, bot)
     check_slack(app.client)
     elect = config.leader_election.enabled
     if elect and config.state.database_url(env).startswith("sqlite"):

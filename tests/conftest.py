@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.figures import FIGURE
 from tests.support.postgres import PostgresServer, PostgresUnavailable, shared
 
 
@@ -44,6 +45,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"--dist loadgroup did not group {len(lost)} test(s) (e.g. {lost[0]}): pytest-xdist cannot "
             "rename test ids with this pytest; see the pin in pyproject.toml"
         )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Figures tests measured (the fit replay's agreement with the real scheduler), recorded with
+    ``record_property(FIGURE, line)``: the line travels with the test's report, from an xdist
+    worker too, and is printed once at the end of the run."""
+    lines = [
+        str(value)
+        for outcome in ("passed", "failed")
+        for report in terminalreporter.stats.get(outcome, [])
+        for name, value in getattr(report, "user_properties", [])
+        if name == FIGURE
+    ]
+    if lines:
+        terminalreporter.section("figures")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

@@ -54,11 +54,41 @@ def _drop_superseded(findings: list[Finding], catalogue: Catalogue) -> list[Find
         for loser in rule.supersedes if rule is not None else ():
             if loser in fired:
                 beaten.setdefault(loser, []).append(subjects)
-    return [
+    kept = [
         f
         for f in findings
         if not any(
             f.subject in subjects or f.subject.kind in _TEXT_SUBJECTS for subjects in beaten.get(f.rule, ())
+        )
+    ]
+    return _drop_retold_output(kept, catalogue)
+
+
+def _only_retold(finding: Finding, catalogue: Catalogue) -> bool:
+    rule = catalogue.get(finding.rule)
+    return rule is not None and rule.reads == ["retelling"]
+
+
+def _drop_retold_output(findings: list[Finding], catalogue: Catalogue) -> list[Finding]:
+    """One owner per line: a line that a rule reading tool output quotes is the tool's words, so a
+    reading of the same line as a person's retelling (a quoted message a sentence reader also took
+    for a statement) is dropped. A retold finding keeps its place when any line it quotes is no
+    tool rule's evidence."""
+    quoted = {
+        " ".join(e.text.split())
+        for f in findings
+        if not _only_retold(f, catalogue)
+        for e in f.evidence
+    }
+    if not quoted:
+        return findings
+    return [
+        f
+        for f in findings
+        if not (
+            _only_retold(f, catalogue)
+            and f.evidence
+            and all(" ".join(e.text.split()) in quoted for e in f.evidence)
         )
     ]
 

@@ -15,9 +15,8 @@ from typing import Any, TypeVar
 
 from bot.classify.lines import LineIndex, Pattern
 from bot.snapshot.gpu import is_gpu_node
-from bot.snapshot.kubernetes import Event, KubernetesState, Node, Pod, RayClusterObject
+from bot.snapshot.kubernetes import Event, KubernetesState, Node, Pod, PodIndex, RayClusterObject
 from bot.snapshot.model import Snapshot
-from bot.snapshot.pod_index import PodIndex
 from bot.snapshot.ray import RayNode, RayState
 
 # How much of one line the text rules search.

@@ -12,6 +12,8 @@ from bot.classify.context import Context
 
 def headline_figures(ctx: Context) -> dict[str, str]:
     figures: dict[str, str] = {}
+    # What ``nvidia-smi`` showed on the machine it ran on (the largest, when several were pasted).
+    shown = [o.gpu_count for o in ctx.snapshot.nvidia_smi if o.gpu_count is not None]
     if ctx.has_kubernetes:
         if ctx.kube.nodes:
             figures["kubernetes_nodes"] = str(len(ctx.kube.nodes))
@@ -34,8 +36,14 @@ def headline_figures(ctx: Context) -> dict[str, str]:
                 figures["ray_nodes_alive"] = str(ray.node_count)
             gpus = ray.totals.get("GPU", 0.0)
         # A status of a cluster without any node says 0 GPUs as plainly as it says 0 nodes.
-        if gpus or "gpus_given_to_ray_pods" in figures or ray.node_count == 0:
+        # Beside a machine's count, Ray's own says how many of them it registered, 0 included.
+        if gpus or "gpus_given_to_ray_pods" in figures or ray.node_count == 0 or (shown and ray.totals):
             figures["gpus_registered_in_ray"] = f"{gpus:g}"
         if ray.demands:
             figures["ray_pending_demands"] = str(sum(d.count for d in ray.demands))
+    if shown:
+        # A table cut after its first rows says "at least".
+        cut = [o.gpu_count or 0 for o in ctx.snapshot.nvidia_smi if not o.complete]
+        most = max(shown)
+        figures["gpus_in_nvidia_smi"] = f"{most}+" if cut and max(cut) >= most else str(most)
     return figures

@@ -4,6 +4,10 @@ The explainer walks kube-scheduler's default filter plugins in their real order 
 NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, then volumes and topology)
 and stops at the first plugin that rejects a node, exactly as the scheduler does, so the
 per-reason counts match the ``0/N nodes are available: ...`` message of a FailedScheduling event.
+Before the filters, NodeAffinity's PreFilter: required terms that name nodes (``metadata.name``)
+leave every other node out unfiltered, as the scheduler does. InterPodAffinity checks the Pod's
+own terms and the anti-affinity of the Pods already bound.
+tests/integration/test_fit_replay_differential.py holds the replay to the real kube-scheduler.
 Free capacity is allocatable minus the requests of the non-terminated Pods bound to the node,
 never live usage: GPUs cannot be overcommitted, and a quiet node can still be full.
 
@@ -30,12 +34,18 @@ if TYPE_CHECKING:
 
 from bot.read.quantity import format_amount
 from bot.read.scheduler_message import (
+    REASON_EXISTING_ANTI_AFFINITY,
+    REASON_NAMES_CONFLICT,
+    REASON_NOT_NAMED,
     REASON_POD_AFFINITY,
     REASON_POD_ANTI_AFFINITY,
     REASON_TOO_MANY_PODS,
     REASON_UNBOUND_PVC,
+    comparable_reasons,
     format_summary,
     insufficient_reason,
+    normalise_reason,
+    parse_scheduler_message,
 )
 from bot.snapshot.kubernetes import (
     Node,
@@ -47,6 +57,7 @@ from bot.snapshot.node_filter import (
     NodeClass,
     matches_node_affinity,
     node_class,
+    required_node_names,
     requirement_matches,
     selects_per_node_label,
     static_reason,
@@ -114,6 +125,18 @@ class FitExplanation:
     @property
     def summary(self) -> str:
         return format_summary(self.total_nodes, self.reasons, self.prefilter_reason)
+
+    def agrees_with(self, message: str) -> bool | None:
+        """Whether a FailedScheduling message counts as many nodes for the same reasons as this
+        replay, in any release's wording; None when the message has no counts to compare."""
+        parsed = parse_scheduler_message(message)
+        if parsed is None:
+            return None
+        total, reasons, prefilter = parsed
+        theirs = comparable_reasons(reasons, {})
+        if prefilter:
+            theirs[normalise_reason(prefilter)] += total
+        return total == self.total_nodes and comparable_reasons(self.reasons, theirs) == theirs
 
 
 # Below this many nodes the resource filter runs on plain lists and numpy is not imported at all.
@@ -279,6 +302,7 @@ class FitExplainer:
             self._classes.setdefault(node_class(node), []).append(position)
         self._free: dict[str, dict[str, float]] = {}
         self._domains: dict[str, dict[str, list[Pod]]] = {}
+        self._holders: list[tuple[Node, Pod]] | None = None
         columns = free_columns(self.nodes, requested_by_node)
         large = len(self.nodes) >= (ARRAY_TABLE_FROM if array_from is None else array_from)
         self._table = _ArrayTable(columns) if large else _ListTable(columns)
@@ -326,7 +350,13 @@ class FitExplainer:
             explanation.prefilter_reason = REASON_UNBOUND_PVC
             explanation.reasons[REASON_UNBOUND_PVC] = len(self.nodes)
             return explanation
-        eligible = self._static_filters(pod, explanation)
+        named = required_node_names(pod)
+        if named is not None and not named:
+            # NodeAffinity's PreFilter: every term names nodes, and no node is in all of them.
+            explanation.prefilter_reason = REASON_NAMES_CONFLICT
+            explanation.reasons[REASON_NAMES_CONFLICT] = len(self.nodes)
+            return explanation
+        eligible = self._static_filters(pod, explanation, named)
         if not eligible:
             return explanation
         needs = self.needs(pod)
@@ -336,9 +366,14 @@ class FitExplainer:
             if count:
                 explanation.reasons[check.reason] += count
                 explanation.lacking_resources.add(check.resource)
+        domains = self.affinity_domains(pod) if pod.pod_affinity_terms else None
         for position in replay.fitting:
             node = self.nodes[eligible[position]]
-            affinity = self.affinity_reason(pod, node) if pod.pod_affinity_terms else None
+            affinity = (
+                self.affinity_reason(pod, node, domains)
+                if pod.pod_affinity_terms or self.anti_affinity_holders
+                else None
+            )
             if affinity is not None:
                 explanation.reasons[affinity] += 1
                 explanation.blocked_by[node.name] = affinity
@@ -349,8 +384,13 @@ class FitExplainer:
             explanation.shortfalls[node.name] = self.resource_shortfalls(pod, node, needs)
         return explanation
 
-    def _static_filters(self, pod: Pod, explanation: FitExplanation) -> list[int]:
-        """NodeUnschedulable, TaintToleration and NodeAffinity: the positions of the nodes that pass."""
+    def _static_filters(
+        self, pod: Pod, explanation: FitExplanation, named: frozenset[str] | None = None
+    ) -> list[int]:
+        """NodeUnschedulable, TaintToleration and NodeAffinity: the positions of the nodes that pass.
+
+        Nodes left out by the names the Pod's node affinity gives (``named``) are never filtered:
+        the scheduler gives each the same status and runs no filter on it."""
         per_node = selects_per_node_label(pod)
         eligible: list[int] = []
         for key, positions in self._classes.items():
@@ -364,7 +404,11 @@ class FitExplainer:
                 continue
             for position in positions:
                 node = self.nodes[position]
-                reason = self.static_reason(pod, node)
+                reason = (
+                    REASON_NOT_NAMED
+                    if named is not None and node.name not in named
+                    else self.static_reason(pod, node)
+                )
                 if reason is None:
                     eligible.append(position)
                     continue
@@ -411,23 +455,68 @@ class FitExplainer:
                 found[name] = lacking
         return found
 
-    def affinity_reason(self, pod: Pod, node: Node) -> str | None:
-        """InterPodAffinity for required terms (the incoming Pod's own terms)."""
-        for term in pod.pod_affinity_terms:
-            if term.topology_key not in node.labels:
-                if term.anti:
-                    continue
-                return REASON_POD_AFFINITY
-            matches = [
-                p for p in self._domain_pods(node, term.topology_key) if selects_pod(term, p, pod.namespace)
+    @property
+    def anti_affinity_holders(self) -> list[tuple[Node, Pod]]:
+        """Bound Pods with required anti-affinity terms, each with its node: the scheduler keeps a
+        Pod they select out of their topology domain, whatever the Pod's own terms say."""
+        if self._holders is None:
+            by_name = {node.name: node for node in self.nodes}
+            self._holders = [
+                (by_name[name], held)
+                for name, pods in self._pods_by_node.items()
+                if name in by_name
+                for held in pods
+                if any(term.anti for term in held.pod_affinity_terms)
             ]
-            if term.anti and matches:
+        return self._holders
+
+    def affinity_domains(self, pod: Pod) -> set[tuple[str, str]]:
+        """kube-scheduler's affinity counts for ``pod``: the (topology key, value) pairs of the nodes
+        that hold a Pod every one of its affinity terms selects (a node without a term's key adds
+        nothing for that term)."""
+        terms = [t for t in pod.pod_affinity_terms if not t.anti]
+        pairs: set[tuple[str, str]] = set()
+        for node in self.nodes:
+            for other in self._pods_by_node.get(node.name, ()):
+                if all(selects_pod(t, other, pod.namespace) for t in terms):
+                    pairs.update(
+                        (t.topology_key, node.labels[t.topology_key])
+                        for t in terms
+                        if t.topology_key in node.labels
+                    )
+        return pairs
+
+    def affinity_reason(
+        self, pod: Pod, node: Node, domains: set[tuple[str, str]] | None = None
+    ) -> str | None:
+        """InterPodAffinity for required terms, in the scheduler's order: the Pod's affinity terms,
+        its anti-affinity terms, then the anti-affinity of the Pods already bound. ``domains``:
+        ``affinity_domains(pod)``, when the caller judges several nodes."""
+        affinity = [t for t in pod.pod_affinity_terms if not t.anti]
+        if affinity:
+            if any(t.topology_key not in node.labels for t in affinity):
+                return REASON_POD_AFFINITY
+            pairs = self.affinity_domains(pod) if domains is None else domains
+            # The first Pod of a group that must sit together may go to any node with the keys:
+            # when no Pod matches all its terms on such a node, and it matches them itself.
+            first = not pairs and all(selects_pod(t, pod, pod.namespace) for t in affinity)
+            if not first and not all(
+                (t.topology_key, node.labels[t.topology_key]) in pairs for t in affinity
+            ):
+                return REASON_POD_AFFINITY
+        for term in pod.pod_affinity_terms:
+            if not term.anti or term.topology_key not in node.labels:
+                continue
+            if any(selects_pod(term, p, pod.namespace) for p in self._domain_pods(node, term.topology_key)):
                 return REASON_POD_ANTI_AFFINITY
-            if not term.anti and not matches:
-                anywhere = any(
-                    selects_pod(term, p, pod.namespace) for pods in self._pods_by_node.values() for p in pods
-                )
-                # The first Pod of a group that must sit together may go anywhere.
-                if anywhere or not selects_pod(term, pod, pod.namespace):
-                    return REASON_POD_AFFINITY
+        for holder_node, holder in self.anti_affinity_holders:
+            for term in holder.pod_affinity_terms:
+                value = holder_node.labels.get(term.topology_key)
+                if (
+                    term.anti
+                    and value is not None
+                    and node.labels.get(term.topology_key) == value
+                    and selects_pod(term, pod, holder.namespace)
+                ):
+                    return REASON_EXISTING_ANTI_AFFINITY
         return None

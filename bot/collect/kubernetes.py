@@ -188,11 +188,14 @@ class KubernetesReader:
 
     def _send(self, call: ApiCall, timeout: float) -> tuple[int, bytes, Mapping[str, str]]:
         query = [(k, v) for k, v in call.query]
+        # A log is text, but its failure (the Pod gone, the kubelet unreachable) is a JSON Status:
+        # asked for text/plain alone, kube-apiserver answers such a failure with a 406 instead.
+        accept = "application/json" if not call.subresource else "text/plain, application/json"
         method, url, headers, body, post = self.api_client.param_serialize(
             method="GET",
             resource_path=call.path,
             query_params=query,
-            header_params={"Accept": "application/json" if not call.subresource else "text/plain"},
+            header_params={"Accept": accept},
             auth_settings=["BearerToken"],
         )
         response = self.api_client.call_api(

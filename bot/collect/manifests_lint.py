@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from bot.collect.deadline import Deadline
 from bot.collect.kubernetes import ApiCall, KubernetesReader
 from bot.read.found import Found
@@ -106,8 +108,6 @@ def read_bytes(path: str, data: bytes | None = None) -> str:
 
 def _child(node: Any, key: str) -> Any:
     """The value node under ``key`` of a mapping node, or None."""
-    import yaml  # noqa: PLC0415 - lazy: see _loader
-
     if not isinstance(node, yaml.MappingNode):
         return None
     for key_node, value_node in node.value:
@@ -188,8 +188,6 @@ def _cluster(kind: str, obj: Mapping[str, Any]) -> RayClusterObject | None:
 
 def read_manifests(text: str, path: str) -> list[Manifest]:
     """The Ray objects of one file's text; ``ManifestError`` when the text is not YAML."""
-    import yaml  # noqa: PLC0415 - lazy: see _loader
-
     shown = STDIN_NAME if path == STDIN else path
     manifests: list[Manifest] = []
     loader = safe_loader()(text)
@@ -249,8 +247,6 @@ def _node_objects(data: object) -> Iterator[Mapping[str, Any]]:
 def read_nodes(text: str, path: str) -> list[Node]:
     """The nodes of one file: JSON (``kubectl get nodes -o json``) or YAML, one or several
     documents; ``ManifestError`` when it is neither, or holds no Node."""
-    import yaml  # noqa: PLC0415 - lazy: see _loader
-
     try:
         documents: list[object] = [json.loads(text)]
     except ValueError:

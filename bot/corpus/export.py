@@ -24,8 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from bot.diagnosis import Diagnosis
+from bot.quiz.terminal import QuizCommandError, database_url
+from bot.read import scan
+from bot.read.cleaning import clean
 from bot.read.formats import Tag
-from bot.store import StoredDiagnosis, Verdict
+from bot.read.found import Found
+from bot.store import StoredDiagnosis, StoreError, Verdict, open_store
 
 # CAUSES.md's layer of each cause, in the corpus's words (9 is "both": the finding says which).
 CAUSE_LAYER = {
@@ -67,10 +71,6 @@ def settled_cause(record: StoredDiagnosis, given: Sequence[Verdict]) -> tuple[in
 
 def format_tags(text: str) -> list[str]:
     """The corpus tags of the formats the paste readers recognise in ``text``; ``prose`` when none."""
-    from bot.read import scan  # noqa: PLC0415 - lazy: the readers load only when exporting
-    from bot.read.cleaning import clean  # noqa: PLC0415
-    from bot.read.found import Found  # noqa: PLC0415
-
     found = Found()
     try:
         scan.scan(clean(text).lines, found)
@@ -153,9 +153,6 @@ class ExportError(Exception):
 
 def run_export(db: str | None, config: Path | None, out: Path) -> str:
     """``raydiag corpus export``: read the state database the bot uses, write the batch; a summary line."""
-    from bot.quiz.terminal import QuizCommandError, database_url  # noqa: PLC0415 - the bot's database, one rule
-    from bot.store import StoreError, open_store  # noqa: PLC0415
-
     try:
         store = open_store(database_url(db, config))
     except (QuizCommandError, StoreError) as error:

@@ -199,11 +199,16 @@ class LocalCluster:
         object_store_bytes: int = OBJECT_STORE_BYTES,
         say: Log = log,
         ray: Path | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         """``ray``: the ``ray`` executable to start nodes with (another venv's, for another Ray
-        release); by default the one next to this interpreter, else the one on PATH."""
+        release); by default the one next to this interpreter, else the one on PATH.
+        ``max_nodes``: how many nodes the cluster may grow to through :meth:`start_node` (each
+        reserves a range of worker ports up front); by default the nodes given."""
         if not nodes:
             raise ValueError("a cluster needs at least a head node")
+        if max_nodes is not None and max_nodes < len(nodes):
+            raise ValueError(f"max_nodes={max_nodes} is fewer than the {len(nodes)} nodes given")
         self.ray = ray if ray is not None else RAY
         self.nodes = list(nodes)
         self.object_store_bytes = object_store_bytes
@@ -236,10 +241,13 @@ class LocalCluster:
         # Worker port ranges must not overlap between raylets, nor with the ports ``free_port``
         # picks (the kernel's ephemeral range); start somewhere random below that range so two
         # clusters (or someone else's tests) on the same machine are unlikely to collide.
-        top = max(12000, min(_ephemeral_low(), 65536) - 100 * (len(self.nodes) + 1))
+        self.max_nodes = max_nodes if max_nodes is not None else len(self.nodes)
+        top = max(12000, min(_ephemeral_low(), 65536) - 100 * (self.max_nodes + 1))
         self._next_worker_port = random.randrange(10000, top, 100)
-        self._worker_ports = range(self._next_worker_port, self._next_worker_port + 100 * len(self.nodes))
+        self._worker_ports = range(self._next_worker_port, self._next_worker_port + 100 * self.max_nodes)
         self._taken: set[int] = set()
+        self._started = 0  # `ray start` processes begun by start_node, joined or not
+        self._joining = 0  # of those, the ones expected to register with the head
 
     # --- addresses ---------------------------------------------------------------------------
 
@@ -349,17 +357,43 @@ class LocalCluster:
                 ) from error
 
     def start(self) -> None:
+        """Start every node given, the head first, and wait for each to register."""
         self._preflight()
-        head = self.nodes[0]
-        self.say(f"starting head {head.ip}")
-        self.spawn(self._node_args(head, head=True), f"ray-start-{head.ip}.log")
-        self._wait_nodes(1, "head node")
         # One at a time: raylets sharing the head's session dir pick their socket names by probing
         # for a free ``plasma_store.N``, and racing starts pick the same one.
-        for count, spec in enumerate(self.nodes[1:], start=2):
-            self.say(f"starting worker {spec.ip}")
-            self.spawn(self._node_args(spec, head=False), f"ray-start-{spec.ip}.log")
-            self._wait_nodes(count, f"node {spec.ip}")
+        for spec in list(self.nodes):
+            self.start_node(spec)
+
+    def start_node(self, spec: NodeSpec, *, gcs_address: str | None = None) -> subprocess.Popen[bytes]:
+        """Start one more ``ray start --block`` for ``spec``: the head when it is the first node
+        started, else a worker that joins it, and return once the head's dashboard lists it ALIVE.
+        ``spec`` joins :attr:`nodes` if it is not there yet.
+
+        ``gcs_address``: the GCS a worker dials instead of the head's, e.g. a port nothing listens
+        on, for a worker that runs but never joins (``ray start`` keeps retrying, for minutes);
+        such a node is never waited for. Raises ``ClusterError`` past ``max_nodes`` or when a
+        node does not come up."""
+        head = self._started == 0
+        if head and gcs_address is not None:
+            raise ValueError("the head is the GCS; gcs_address is for workers")
+        if self._started >= self.max_nodes:
+            raise ClusterError(f"this cluster was made for {self.max_nodes} nodes; see max_nodes")
+        if spec not in self.nodes:
+            self.nodes.append(spec)
+        self.say(f"starting {'head' if head else 'worker'} {spec.ip}")
+        args = self._node_args(spec, head=head)
+        if gcs_address is not None:
+            args = [f"--address={gcs_address}" if arg.startswith("--address=") else arg for arg in args]
+        proc = self.spawn(args, self.node_log(spec.ip).name)
+        self._started += 1
+        if gcs_address is None:
+            self._joining += 1
+            self._wait_nodes(self._joining, "head node" if head else f"node {spec.ip}")
+        return proc
+
+    def node_log(self, ip: str) -> Path:
+        """Where the output of the ``ray start`` of the node at ``ip`` goes."""
+        return self.temp_dir / f"ray-start-{ip}.log"
 
     def _wait_nodes(self, count: int, what: str) -> None:
         def ready() -> bool:

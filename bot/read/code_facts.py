@@ -64,6 +64,12 @@ class CodeFacts:
     local_node: LocalNode | None = None
     # ``ray.init(address=...)``: the code joins a running cluster, so no local node is declared.
     joins_cluster: bool = False
+    # ``ray.init()`` without an address: the code starts a one-node cluster on the machine it runs
+    # on, whose GPUs Ray detects (what ``nvidia-smi`` on that machine lists).
+    starts_local: bool = False
+    init_quote: str = ""
+    # The code touches CUDA (``torch.cuda``, ``.cuda()``, a ``"cuda"`` device): it expects a GPU.
+    uses_cuda: bool = False
     # Arguments the code passes as names or expressions the paste does not resolve.
     unknown: list[str] = field(default_factory=list)
     # The requests as demands, once joined with a pasted cluster (``settle``).

@@ -19,16 +19,18 @@ from bot.read.code_facts import CodeFacts
 from bot.read.formats import Format
 from bot.snapshot.kubernetes import Event, Node, Pod
 from bot.snapshot.model import TextLine
+from bot.snapshot.nvidia_smi import SmiOutput
 from bot.snapshot.ray import (
     Demand,
     NodeType,
     PlacementGroup,
     RayActor,
     RayNode,
+    RayStartCommand,
     ResourceConstraint,
     ServeApplication,
 )
-from bot.snapshot.stated import StatedJoinGap, StatedNodeGpus, StatedVersion
+from bot.snapshot.stated import StatedDemand, StatedJoinGap, StatedNodeGpus, StatedSymptom, StatedVersion
 
 MAX_TEXTS = 2000
 MAX_OBJECTS = 5000
@@ -120,6 +122,10 @@ class Found:
     # ``ray.cluster_resources()`` / ``ray.available_resources()`` printouts, kept until both are seen.
     ray_totals: dict[str, float] = field(default_factory=dict)
     ray_available: dict[str, float] | None = None
+    # Read from single figures (``Available GPUs: 2.0``): a resource it does not name is unknown.
+    ray_available_partial: bool = False
+    # ``ray start`` command lines (``bot/read/ray_start_command.py``).
+    ray_starts: list[RayStartCommand] = field(default_factory=list)
     node_types: list[NodeType] = field(default_factory=list)
     serve_applications: list[ServeApplication] = field(default_factory=list)
     tune: TuneProgress | None = None
@@ -130,6 +136,10 @@ class Found:
     stated_versions: list[StatedVersion] = field(default_factory=list)
     stated_gpus: list[StatedNodeGpus] = field(default_factory=list)
     stated_join_gaps: list[StatedJoinGap] = field(default_factory=list)
+    stated_symptoms: list[StatedSymptom] = field(default_factory=list)
+    stated_demands: list[StatedDemand] = field(default_factory=list)
+    # ``nvidia-smi`` outputs, one per machine view (``bot/read/nvidia_smi.py``).
+    nvidia_smi: list[SmiOutput] = field(default_factory=list)
     # Characters of prose read for stated facts so far: that reading stops at a budget.
     prose_chars: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
@@ -229,6 +239,26 @@ class Found:
             "stated join gaps", len(self.stated_join_gaps), MAX_DEMANDS
         ):
             self.stated_join_gaps.append(fact)
+
+    def add_stated_symptom(self, fact: StatedSymptom) -> None:
+        if fact not in self.stated_symptoms and self._room(
+            "stated symptoms", len(self.stated_symptoms), MAX_DEMANDS
+        ):
+            self.stated_symptoms.append(fact)
+
+    def add_stated_demand(self, fact: StatedDemand) -> None:
+        if fact not in self.stated_demands and self._room(
+            "stated demands", len(self.stated_demands), MAX_DEMANDS
+        ):
+            self.stated_demands.append(fact)
+
+    def nvidia_smi_full(self) -> bool:
+        """Checked before building an output's record, so a flood of outputs costs no records."""
+        return not self._room("nvidia-smi outputs", len(self.nvidia_smi), MAX_DEMANDS)
+
+    def add_nvidia_smi(self, output: SmiOutput) -> None:
+        if self._room("nvidia-smi outputs", len(self.nvidia_smi), MAX_DEMANDS):
+            self.nvidia_smi.append(output)
 
     def add_text(self, text: str) -> None:
         text = text.strip()

@@ -72,6 +72,13 @@ _HEADLESS = re.compile(
     r"^[\s`'\">*-]*\d+ (?:node\(s\) (?:had|didn't|did not|were)|Insufficient [\w./-]+|Too many pods)"
 )
 _PREEMPTION_TAIL = re.compile(r"preemption:\s*$", re.IGNORECASE)
+# cluster-autoscaler's own simulation of a node group's template (``Scale-up predicate failed: ...
+# predicate mismatch, cannot put ns/x on template-node-for-g, reason: Insufficient ...``, ``Pod ns/x
+# can't be scheduled on g, predicate checking error: ...``): the reason is about the template the
+# autoscaler would build, not a FailedScheduling of kube-scheduler's.
+_AUTOSCALER_SIMULATION = re.compile(
+    r"predicate mismatch, cannot put \S+ on |can't be scheduled on \S+?,? predicate checking error"
+)
 # A message whose counted reasons start on the next line, one a line, as AKS's portal and some
 # issue templates show cluster-autoscaler's event: ``pod didn't trigger scale-up:`` then
 # ``4 node(s) had taint {...}, that the pod didn't tolerate,`` and ``1 max node group size reached``.
@@ -212,7 +219,7 @@ def read_bare(text: str) -> Event | None:
             message=clean_message(text[match.start() :]),
             source="cluster-autoscaler",
         )
-    if not is_karpenter(text) and quoted_reasons(text):
+    if not is_karpenter(text) and not _AUTOSCALER_SIMULATION.search(text) and quoted_reasons(text):
         # A reason quoted in a sentence: the scheduler spoke, but the paste keeps only its words.
         return Event(
             type="Warning",

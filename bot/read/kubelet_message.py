@@ -14,8 +14,10 @@ The wordings, all versions:
   which is unexpected`` (``Update plugin resources failed due to <err>, which is unexpected.``
   before that); the device manager's ``<err>`` says which container and device.
 - the node's own fit check: ``OutOf<resource>`` with ``Node didn't have enough resource: <name>,
-  requested: N, used: N, capacity: N``; other predicates ``<Name>`` with ``Predicate <Name> failed``
-  (``NodeAffinity``, ``MatchNodeSelector`` before 1.19, ``TaintToleration``, ``NodePorts``).
+  requested: N, used: N, capacity: N`` (``OutOf`` joined to the resource name as it is, so an
+  extended resource reads ``OutOfnvidia.com/gpu``, the legacy one
+  ``OutOfalpha.kubernetes.io/nvidia-gpu``); other predicates ``<Name>`` with ``Predicate <Name>
+  failed`` (``NodeAffinity``, ``MatchNodeSelector`` before 1.19, ``TaintToleration``, ``NodePorts``).
 - eviction: ``Evicted`` with ``The node was low on resource: <res>.`` (``[MemoryPressure]`` in the
   oldest kubelets, ``The node had condition: [DiskPressure].``), then ``Threshold quantity: …`` and
   the container the kubelet blamed (``Container c was using X, which exceeds its request of Y`` or,
@@ -154,7 +156,16 @@ def read(
     if enough or reason.startswith("OutOf"):
         resource = enough.group("resource") if enough else reason.removeprefix("OutOf")
         capacity = enough.group("capacity") if enough else ""
-        kind = "gpu-not-advertised" if _is_gpu_resource(resource) and capacity == "0" else "out-of-resource"
+        # The scheduler counted this node's GPUs before it bound the Pod, so a kubelet that finds none
+        # to admit it with is looking at a device plugin that has not (re)registered there: capacity
+        # 0, or only the reason (``OutOfnvidia.com/gpu`` in a ``get pods`` row) with no figures. A
+        # message whose figures show the node does offer GPUs is a plain over-commit (a ``nodeName``
+        # bind, a race), as for CPU and memory.
+        kind = (
+            "gpu-not-advertised"
+            if _is_gpu_resource(resource) and capacity in ("0", "")
+            else "out-of-resource"
+        )
         return KubeletVerdict(
             kind,
             reason or f"OutOf{resource}",
@@ -199,14 +210,22 @@ def read(
 # and a container whose config the kubelet could not build (``Failed``: ``Error: configmap "x" not
 # found`` and the like: ``CreateContainerConfigError``). A runtime's refusal (``Error: failed to create
 # containerd task: …``, ``CreateContainerError``) is left out: its cause is in the runtime's words (a
-# GPU hook, a seccomp profile), which this family does not judge. A paste of events alone still shows
-# the container's state this way.
+# GPU hook, a seccomp profile), which this family does not judge. Two of the runtime's answers to
+# CreateContainer name no such cause and are read: the call timing out (``Error: context deadline
+# exceeded``) and its retry finding the name still held by the call that timed out (``Error: failed
+# to reserve container name "<container>_<pod>_<namespace>_<uid>_<attempt>": name … is reserved for
+# …``, containerd's CRI); the kubelet sets ``CreateContainerError`` for both. A paste of events alone
+# still shows the container's state this way.
 _PULL_FAILED = re.compile(r"^Failed to pull image\b|^Error: ErrImagePull\b")
 _PULL_BACK_OFF = re.compile(r"^Back-off pulling image\b|^Error: ImagePullBackOff\b")
 _RESTART_BACK_OFF = re.compile(r"^Back-off restarting failed container(?: (?P<container>[\w.-]+))?")
 _CONFIG_ERROR = re.compile(
     r"^Error: (?:(?:configmap|secret) \"[^\"]+\" not found|couldn't find key \S+ in (?:ConfigMap|Secret)\b|"
     r"container has runAsNonRoot and image)"
+)
+_CREATE_TIMED_OUT = re.compile(
+    r"^Error: (?:context deadline exceeded\b|"
+    r"failed to reserve container name \\?\"?(?:(?P<container>[a-z0-9][\w.-]*?)_[\w.-]+_)?)"
 )
 _CONTAINER_REASONS = {"ErrImageNeverPull": "ErrImageNeverPull", "InspectFailed": "InvalidImageName"}
 
@@ -232,6 +251,8 @@ def container_event(reason: str, message: str) -> ContainerEvent | None:
             return ContainerEvent("ImagePullBackOff")
         if _CONFIG_ERROR.search(text):
             return ContainerEvent("CreateContainerConfigError")
+        if created := _CREATE_TIMED_OUT.search(text):
+            return ContainerEvent("CreateContainerError", created.group("container") or "")
         return None
     if reason == "BackOff":
         if _PULL_BACK_OFF.search(text):

@@ -230,8 +230,11 @@ def effective_requests(
     init_containers: Iterable[ContainerSpec],
     overhead: Mapping[str, float],
     sidecars: frozenset[str] = frozenset(),
+    pod_level: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
-    """kube-scheduler's pod request: max(sum of app containers and sidecars, each init container)."""
+    """kube-scheduler's pod request: max(sum of app containers and sidecars, each init container),
+    with the Pod's own cpu, memory and hugepages (``spec.resources``, on by default from 1.34)
+    in place of the containers' when it sets them, and the runtime's overhead on top."""
     total: dict[str, float] = {}
     for container in containers:
         for resource, amount in container.requests.items():
@@ -245,6 +248,9 @@ def effective_requests(
             continue
         for resource, amount in container.requests.items():
             total[resource] = max(total.get(resource, 0.0), amount)
+    for resource, amount in (pod_level or {}).items():
+        if resource in ("cpu", "memory") or resource.startswith("hugepages-"):
+            total[resource] = amount
     for resource, amount in overhead.items():
         total[resource] = total.get(resource, 0.0) + amount
     return total
@@ -301,6 +307,9 @@ def pod_from_json(raw: object) -> Pod | None:
     init_containers = [c for item in _list(spec.get("initContainers")) if (c := _container(item))]
     sidecars = _sidecar_names(spec.get("initContainers"))
     overhead = parse_resource_map(spec.get("overhead"))
+    pod_level = parse_resource_map(dig(spec, "resources", "requests"))
+    for resource, amount in parse_resource_map(dig(spec, "resources", "limits")).items():
+        pod_level.setdefault(resource, amount)  # as for containers: a limit alone is the request
     affinity = spec.get("affinity")
     volumes = _list(spec.get("volumes"))
     status = _mapping(dig(raw, "status"))
@@ -321,7 +330,7 @@ def pod_from_json(raw: object) -> Pod | None:
         containers=containers,
         init_containers=init_containers,
         overhead=overhead,
-        requests=effective_requests(containers, init_containers, overhead, sidecars),
+        requests=effective_requests(containers, init_containers, overhead, sidecars, pod_level),
         node_selector=_str_map(spec.get("nodeSelector")),
         required_node_terms=required_node_terms(affinity),
         tolerations=_tolerations(spec.get("tolerations")),

@@ -32,7 +32,10 @@ The grammar is general, in English and some Chinese, never a match for one text:
   with, ``2 nodes with ... each``), or a single named card a person has; a clause that asks for
   GPUs (need, request, use, ``num_gpus``) or sums a cluster (in total, across) states no capacity;
 * a join gap: Pods or workers said to run, and in the same sentence Ray said to show fewer nodes
-  (``ray status`` shows one node / only the head) or the workers said not to join.
+  (``ray status`` shows one node / only the head) or the workers said not to join;
+* what the person says they see (workers that cannot connect, GPUs Ray does not see, a node group
+  that does not scale up, a replica failing in its constructor) and per-unit GPU asks ("each trial
+  requests 4 GPUs"): :mod:`bot.read.prose_symptoms` holds that vocabulary.
 
 Work is bounded: only lines up to ``MAX_PROSE_CHARS`` are read, each by a few linear regexes.
 """
@@ -43,6 +46,7 @@ import re
 
 from bot.read.formats import Format, Tag
 from bot.read.found import Found
+from bot.read.prose_symptoms import read_demands, read_symptoms
 from bot.snapshot.stated import Component, Side, StatedJoinGap, StatedNodeGpus, StatedVersion
 
 STATED_FORMAT = Format("facts stated in words", Tag.PROSE)
@@ -56,10 +60,16 @@ _MAX_FACTS_PER_LINE = 8
 
 # A log line or a traceback frame is output, not a person's words.
 _NOT_PROSE = re.compile(
-    r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d|\(\w[\w ,=+.:-]{0,80}\)\s|"
+    r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d|"
+    # glog's level and month-day (``W 08-21 17:56:48 instance.py:1028]``), as SkyPilot and absl print it.
+    r"[IWEFD] \d\d-\d\d \d\d:\d\d:\d\d|\(\w[\w ,=+.:-]{0,80}\)\s|"
     r"(?:WARNING|ERROR|CRITICAL|INFO|DEBUG)\b|File \"|Traceback|\$ |>>> |[a-z_]+\s*=\s*\S|"
     # ``image: rayproject/ray:2.9.0``, ``helm.sh/chart: ray-cluster-0.3.0``: a key and one value.
-    r"-?\s*[\w./-]+:\s*\S+\s*$)"
+    r"-?\s*[\w./-]+:\s*\S+\s*$|"
+    # ``ray start --head --port=6379 --block &``: a whole command line, whose flags are no words of a
+    # person (a sentence that goes on after the flags, "ray start --num-gpus 4 is ignored", is one).
+    r"(?:sudo\s+)?(?:ray|kubectl|helm|docker|srun|sbatch|salloc|mpirun|python3?|pip3?|aws|gcloud|eksctl)"
+    r"(?:\s+[\w./:=@-]+){0,2}(?:\s+--?[a-z][\w.-]*(?:[= ][^\s-]\S*)?)+\s*[&\\]?\s*$)"
 )
 
 # Clause boundaries: punctuation, and the words that join two statements.
@@ -378,12 +388,16 @@ def _sentence_gpus(sentence: str) -> list[tuple[float, str | None]]:
     facts: list[tuple[float, str | None]] = []
     asked = False
     for clause in _clauses(sentence):
-        # Asking words hold for the rest of the sentence ("uses ... (1 GPU per worker)").
-        asked = asked or _ASKING.search(clause) is not None
-        if asked:
+        # Asking words hold from where they stand to the end of the sentence ("uses ... (1 GPU per
+        # worker)"); a later clause that says on its own what a node has ("each node has 2 GPUs")
+        # states capacity again, and a count before the first asking word is still one.
+        ask = _ASKING.search(clause)
+        if asked and not (ask is None and _PER_NODE.search(clause) and _HAVING.search(clause)):
             continue
-        per_node = _PER_NODE.search(clause)
-        for match in (*_COUNTED.finditer(clause), *_MODEL_TIMES.finditer(clause)):
+        asked = asked or ask is not None
+        limit = ask.start() if ask is not None else len(clause)
+        per_node = _PER_NODE.search(clause, 0, limit)
+        for match in (*_COUNTED.finditer(clause, 0, limit), *_MODEL_TIMES.finditer(clause, 0, limit)):
             gpus = _count(match.group("count"))
             groups = match.groupdict()
             model = _model_name(groups.get("model") or groups.get("model2"))
@@ -451,13 +465,25 @@ def read_line(text: str, found: Found) -> bool:
     versions = read_versions(line, quote)
     gpus = read_node_gpus(line, quote)
     gap = read_join_gap(line, quote)
+    # What the person says they see (bot/read/prose_symptoms.py); a join gap already read from the
+    # line owns its connection statement, so the same words do not count twice.
+    symptoms = [
+        symptom
+        for symptom in read_symptoms(text.strip())
+        if not (gap is not None and symptom.kind == "cannot-connect")
+    ]
+    demands = read_demands(text.strip())
     for version in versions:
         found.add_stated_version(version)
     for fact in gpus:
         found.add_stated_gpus(fact)
     if gap is not None:
         found.add_stated_join_gap(gap)
-    if versions or gpus or gap:
+    for symptom in symptoms:
+        found.add_stated_symptom(symptom)
+    for demand in demands:
+        found.add_stated_demand(demand)
+    if versions or gpus or gap or symptoms or demands:
         found.recognise(STATED_FORMAT)
         return True
     return False

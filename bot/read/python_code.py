@@ -51,6 +51,7 @@ from bot.read.code_facts import CodeFacts, LocalNode, Request, Template
 from bot.read.formats import Format, Tag
 from bot.read.found import Found
 from bot.read.protocol import Block, Paste, Reader
+from bot.snapshot.gpu import installed_gpus
 from bot.snapshot.ray import Demand, PlacementGroup, RayActor, RayNode
 
 FORMAT = Format("python code", Tag.PYTHON_CODE)
@@ -826,10 +827,13 @@ def _placement_group(reading: _Reading, call: ast.Call, times: int | None, text:
 def _init(reading: _Reading, call: ast.Call, text: str) -> None:
     keywords = _keywords(call)
     reading.recognised = True
-    address = call.args[0] if call.args else keywords.get("address")
+    # ``redis_address`` is the same argument before Ray 1.0.
+    address = call.args[0] if call.args else keywords.get("address", keywords.get("redis_address"))
     if address is not None and reading.env.value(address) is not None:
         reading.facts.joins_cluster = True  # ``ray.init("auto")``: resources are the cluster's
         return
+    reading.facts.starts_local = True
+    reading.facts.init_quote = reading.quote(call, text)
     declared: dict[str, float] = {}
     for key, name in (("num_cpus", "CPU"), ("num_gpus", "GPU")):
         if key in keywords:
@@ -1085,6 +1089,16 @@ def _extent(lines: Sequence[str], i: int) -> int:
     return end
 
 
+def _uses_cuda(tree: ast.AST) -> bool:
+    """``torch.cuda...``, ``x.cuda()``, ``cupy.cuda``, or a ``"cuda"``/``"cuda:0"`` device string."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "cuda":
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda"):
+            return True
+    return False
+
+
 def read_block(lines: Sequence[str], found: Found) -> list[int]:
     """Read one block of code into ``found``; the indexes of the lines it could not read."""
     facts = found.code
@@ -1106,6 +1120,7 @@ def read_block(lines: Sequence[str], found: Found) -> list[int]:
         reading.lines = segment.text.splitlines()
         _read_tree(reading, segment)
     facts.constants.update(reading.env.constants)
+    facts.uses_cuda = facts.uses_cuda or any(_uses_cuda(tree) for tree in trees)
     if reading.recognised:
         found.recognise(FORMAT)
     for request in reading.pending:
@@ -1163,7 +1178,11 @@ def settle(found: Found) -> None:
     that node in order, as Ray would: the first that does not fit waits, held by those before it.
     A ``ray status`` of one node beside such code is that node's: its totals complete what
     ``ray.init`` declared, and the code's instances are placed on them the same way (a plain
-    status shows only totals, so four 0.4-GPU actors on two GPUs look like 0.4 GPU free).
+    status shows only totals, so four 0.4-GPU actors on two GPUs look like 0.4 GPU free). Where
+    ``ray.init`` leaves the GPUs to Ray's detection and the paste's only capacity is one machine's
+    ``nvidia-smi``, that count is the node's GPUs. Where the paste shows only hardware (``nvidia-smi``,
+    a Kubernetes node's GPUs) and the code joins a cluster, the requests are declared and judged
+    against the largest machine shown (:mod:`bot.classify.detectors.machine_gpus`).
     """
     facts = found.code
     if facts.settled:
@@ -1181,8 +1200,60 @@ def settle(found: Found) -> None:
     if _shows_cluster(found):
         facts.declared = [_demand(request, declared=True) for request in requests[:MAX_DECLARED]]
         return
+    if not facts.joins_cluster and (facts.starts_local or local is not None):
+        local = _with_machine_gpus(found, local)
     if local is not None:
         _place_on_local_node(found, local, requests)
+    elif _shows_machine(found):
+        # Only hardware figures (``nvidia-smi``, a Kubernetes node's GPUs): nothing shows what Ray
+        # registers, so the requests are declared and judged against one machine's GPUs alone
+        # (:mod:`bot.classify.detectors.machine_gpus`).
+        facts.declared = [_demand(request, declared=True) for request in requests[:MAX_DECLARED]]
+
+
+def work_without_gpus(facts: CodeFacts) -> list[str]:
+    """The remote functions and actor classes CUDA-using code declares with no GPU, when nothing
+    else in it asks for one; each as its decorator and name (``@ray.remote … def f``).
+
+    Ray hides the GPUs from a worker whose task or actor requests none: it sets
+    ``CUDA_VISIBLE_DEVICES`` to an empty string there (``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES``
+    turns that off), so CUDA inside it finds no device, however many the node registered. Nothing
+    is claimed when any declaration asks for a GPU, or leaves its value to a name the paste does
+    not resolve: the failing code may then be that one, and its error another reading's.
+    """
+    templates = facts.templates
+    if not facts.uses_cuda or not templates or any(t.shape is None for t in templates.values()):
+        return []
+    shapes = [t.shape or {} for t in templates.values()] + [r.shape for r in facts.requests]
+    shapes += [bundle for r in facts.requests for bundle in r.bundles]
+    if any(shape.get("GPU", 0.0) > 0 for shape in shapes) or any("gpu" in u.lower() for u in facts.unknown):
+        return []
+    return [
+        f"{t.quote} … {'class' if t.kind == 'actor' else 'def'} {name}"
+        for name, t in templates.items()
+        if t.quote.startswith("@")
+    ][:MAX_DECLARED]
+
+
+def _shows_machine(found: Found) -> bool:
+    """Whether the paste shows some machine's GPUs: ``nvidia-smi`` or a Kubernetes node's capacity."""
+    return any(output.gpu_count for output in found.nvidia_smi) or any(
+        installed_gpus(node) > 0 for node in found.nodes
+    )
+
+
+def _with_machine_gpus(found: Found, local: LocalNode | None) -> LocalNode | None:
+    """The node ``ray.init()`` starts, with the GPUs Ray detects on it when ``ray.init`` does not
+    say: the count ``nvidia-smi`` shows, when the paste holds one machine's count and no other
+    figure of the cluster (Ray detects the GPUs NVML lists, unless ``CUDA_VISIBLE_DEVICES`` hides
+    some). Several machines' counts that differ cannot say which one ran the code."""
+    if local is not None and "GPU" in local.resources:
+        return local
+    counts = {output.gpu_count for output in found.nvidia_smi if output.gpu_count}
+    if len(counts) != 1 or not all(output.complete for output in found.nvidia_smi):
+        return local  # several machines, or a table cut off: the node's GPUs are not known
+    resources = {**(local.resources if local else {}), "GPU": float(counts.pop())}
+    return LocalNode(resources, local.quote if local else found.code.init_quote or "ray.init()")
 
 
 # What Ray registers besides the resources work asks for: no request is judged on them here.

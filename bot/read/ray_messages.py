@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import re
 
-from bot.read import tune_status
+from bot.read import ray_resource_figures, ray_start_command, tune_status
 from bot.read.autoscaler_text import (
     INFEASIBLE_EVENT,
     counted_shapes,
@@ -514,6 +514,8 @@ def read_message(text: str, found: Found) -> bool:
     recognised = _read_framework(text, found) or recognised
     recognised = _read_vllm(text, found) or recognised
     recognised = tune_status.read_line(text, found) or recognised
+    recognised = ray_resource_figures.read_figure_line(text, found) or recognised
+    ray_start_command.read_line(text, found)
     lowered = text.lower()
     if _CONNECTION.search(lowered):
         found.recognise(CONNECTION_FORMAT)

@@ -34,17 +34,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.read import cut_literal, loose_lines, ray_fields, yaml_blocks
+from bot.read import cut_literal, loose_lines, ray_fields, ray_resource_figures, yaml_blocks
 from bot.read.formats import Format, Tag
-from bot.read.found import Found, RayStatusFigures
+from bot.read.found import Found
 from bot.read.protocol import Block, Paste, Reader
 from bot.read.ray_json import ray_state
 from bot.read.ray_notation import base_resource, parse_amount_text
+from bot.read.ray_resource_figures import PRINTOUT_FORMAT
 from bot.read.ray_status_text import placement_group_demand
 from bot.snapshot.ray import Demand
 
 STATE_FORMAT = Format("ray state API output", Tag.RAY_API_OUTPUT)
-PRINTOUT_FORMAT = Format("ray Python printout", Tag.RAY_API_OUTPUT)
 
 _LIST_HEADER = re.compile(r"^=+\s*List:\s*[^=]*=+\s*$")
 _SUMMARY_HEADER = re.compile(r"^=+\s*(?:Actors|Tasks|Objects) Summary:\s*[^=]*=+\s*$")
@@ -61,8 +61,8 @@ _STATE_CALL = re.compile(r"\b(?:ActorState|NodeState|PlacementGroupState|TaskSta
 _PRINTOUT_START = re.compile(
     r"^\s*(?:\[\s*)?(?:\{\s*'|\[?\s*(?:ActorState|NodeState|PlacementGroupState|TaskState)\()"
 )
-_TOTALS_LABEL = re.compile(r"cluster_resources|cluster resources|total resources", re.IGNORECASE)
-_AVAILABLE_LABEL = re.compile(r"available_resources|available resources", re.IGNORECASE)
+# ``Available resources: {'CPU': 30.0, ...}``: a printed dict after a label saying which call it is.
+_LABELLED_PRINTOUT = re.compile(r"^\s*(?P<label>[A-Za-z][^:{}\[\]=\n]{0,60}?)\s*[:=]\s*\{\s*'")
 _MAX_TABLE_LINES = 20_000
 _MAX_PRINTOUT_CHARS = 1_000_000
 # A terminal or chat wraps lines at least this long; a shorter line ending inside a string was cut.
@@ -98,6 +98,9 @@ def is_start(lines: Sequence[str], i: int) -> bool:
         return True
     if _header_columns(line) is not None and i + 1 < len(lines) and _ROW_INDEX.match(lines[i + 1]):
         return True
+    if (labelled := _LABELLED_PRINTOUT.match(line)) is not None:
+        says = ray_resource_figures.says_available([labelled.group("label")])
+        return says is not None and _looks_like_printout(line)
     return bool(_PRINTOUT_START.match(line)) and _looks_like_printout(line)
 
 
@@ -247,9 +250,10 @@ def _printout_extent(lines: Sequence[str], start: int) -> tuple[int, str]:
     return len(lines), "\n".join(parts)
 
 
-def _label_before(lines: Sequence[str], start: int) -> str:
-    """The statement or label printed with a value: on its line, or on one of the two above."""
-    return " ".join([*lines[max(0, start - 2) : start], lines[start][:200]])
+def _labels_before(lines: Sequence[str], start: int, begin: int) -> list[str]:
+    """The statements or labels printed with a value, nearest first: on its own line before the
+    value (which starts at ``begin``), then on each of the two lines above."""
+    return [lines[start][: min(begin, 200)], *reversed(lines[max(0, start - 2) : start])]
 
 
 # --- from records to the snapshot -----------------------------------------------------------------
@@ -422,30 +426,6 @@ def _store(records: _Records, found: Found) -> None:
         found.add_demand(demand)
 
 
-def _figures(found: Found) -> RayStatusFigures:
-    if found.ray_status is None:
-        found.ray_status = RayStatusFigures()
-    return found.ray_status
-
-
-def _store_resources(resources: dict[str, float], available: bool, found: Found) -> None:
-    """``ray.cluster_resources()`` is the totals; ``available_resources()`` what is free (used-up
-    resources are left out of it, so they count as all used)."""
-    figures = _figures(found)
-    clean = {k: v for k, v in resources.items() if not k.startswith("node:")}
-    if available:
-        found.ray_available = clean
-    else:
-        found.ray_totals = clean
-    totals, free = found.ray_totals, found.ray_available
-    if totals:
-        # Fuller than a plain `ray status`: it lists every resource, accelerator types included.
-        figures.totals = {**figures.totals, **totals}
-        figures.hides_accelerator_types = False
-    if totals and free is not None:
-        figures.used = {k: max(v - free.get(k, 0.0), 0.0) for k, v in totals.items()}
-
-
 # --- the block reader -----------------------------------------------------------------------------
 
 
@@ -539,11 +519,9 @@ def _read_printout(lines: Sequence[str], start: int, found: Found, records: _Rec
         return end
     resources = _resource_dict(value)
     if resources is not None:
-        label = _label_before(lines, start)
-        if _AVAILABLE_LABEL.search(label):
-            _store_resources(resources, True, found)
-        elif _TOTALS_LABEL.search(label):
-            _store_resources(resources, False, found)
+        available = ray_resource_figures.says_available(_labels_before(lines, start, begin))
+        if available is not None:
+            ray_resource_figures.store(resources, available, found)
         else:
             loose_lines.read_run(lines[start:end], found, None)
             return end  # totals or what is free: the paste does not say which

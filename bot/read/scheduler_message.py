@@ -59,6 +59,18 @@ REASON_TOO_MANY_PODS = "Too many pods"
 REASON_UNBOUND_PVC = "pod has unbound immediate PersistentVolumeClaims"
 REASON_POD_AFFINITY = "node(s) didn't match pod affinity rules"
 REASON_POD_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+# NodeAffinity's PreFilter (1.27 on) when required terms name nodes by ``metadata.name``: the nodes
+# not named get this status without being filtered; terms naming no node in common reject the Pod.
+REASON_NOT_NAMED = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+REASON_NAMES_CONFLICT = "pod affinity terms conflict"
+# Taint reasons that name no taint: 1.34 on, and 1.10 to 1.16. Counts of reasons that name one
+# are added up before they are compared with these.
+UNNAMED_TAINTS = "untolerated taint(s)"
+_UNNAMED_TAINT_REASONS = (
+    "node(s) had untolerated taint(s)",
+    "node(s) had taints that the pod didn't tolerate",
+)
 
 
 def insufficient_reason(resource: str) -> str:
@@ -207,9 +219,13 @@ def has_scheduler_head(message: str) -> bool:
 
 # FitError appends the PostFilter plugins' message after the counted reasons' final period: the
 # preemption summary (``preemption: ...``) and, from 1.31, DynamicResources' own (``no new claims to
-# deallocate``, ``still not schedulable``) before it. None of them is a reason why a node did not fit.
+# deallocate``, ``still not schedulable``) before it; when a PreFilter refused the Pod before
+# DynamicResources ran, 1.34's DynamicResources finds no state of its own and says ``not found``
+# (recorded: ``pod has unbound immediate PersistentVolumeClaims. not found``). None of them is a
+# reason why a node did not fit.
 _POST_FILTER = re.compile(
-    r"\.?\s*preemption:|\.\s+(?=(?:no new claims to deallocate|still not schedulable)\b)", re.IGNORECASE
+    r"\.?\s*preemption:|\.\s+(?=(?:no new claims to deallocate|still not schedulable)\b|not found\.?\s*$)",
+    re.IGNORECASE,
 )
 
 
@@ -400,6 +416,9 @@ _CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("taint", re.compile(r"taint")),
     ("ports", re.compile(r"free ports|host ?port")),
     ("cordoned", re.compile(r"unschedulable")),
+    # NodeAffinity's PreFilter, when required terms name nodes (``metadata.name In``): the nodes
+    # left out, and terms that name no node in common. Not pod affinity, whatever the words say.
+    ("selector", re.compile(r"didn't satisfy plugin\(s\) \[nodeaffinity\]|^pod affinity terms conflict$")),
     (
         "topology",
         re.compile(r"pod affinity|anti-affinity|topology spread|spread constraint|service affinity"),
@@ -442,6 +461,8 @@ def normalise_reason(reason: str) -> str:
     if taint:
         return f"taint {{{taint.group('t')}}}"
     lowered = text.lower()
+    if lowered in _UNNAMED_TAINT_REASONS:
+        return UNNAMED_TAINTS
     resource = insufficient_resource(text)
     if resource is not None:
         return f"insufficient {resource}"
@@ -450,6 +471,18 @@ def normalise_reason(reason: str) -> str:
     if "node affinity/selector" in lowered or "didn't match node selector" in lowered:
         return "node affinity/selector"
     return lowered
+
+
+def comparable_reasons(reasons: Mapping[str, int], like: Mapping[str, int]) -> Counter[str]:
+    """``reasons`` by ``normalise_reason`` key, worded as ``like`` (normalised) words them: when
+    ``like`` names no taint (``had untolerated taint(s)``), taints named one by one are added up."""
+    found: Counter[str] = Counter()
+    for reason, count in reasons.items():
+        found[normalise_reason(reason)] += count
+    if UNNAMED_TAINTS in like:
+        for key in [k for k in found if k.startswith("taint {")]:
+            found[UNNAMED_TAINTS] += found.pop(key)
+    return found
 
 
 _INSUFFICIENT = re.compile(

@@ -38,12 +38,27 @@ class Command:
     keep_as_text: bool
 
 
+# The subcommands of Ray's and Serve's command lines (``ray/scripts/scripts.py``, ``serve/scripts.py``):
+# a bare line that starts with ``ray`` or ``serve`` and no prompt is a command only when one of these
+# (or an option) follows; "ray server stuck when ..." is a sentence.
+_SUBCOMMAND = re.compile(
+    r"\s*(?:-|(?:start|stop|up|down|status|list|get|summary|job|submit|attach|exec|memory|timeline|logs|"
+    r"health-check|dashboard|rsync[-_]up|rsync[-_]down|monitor|debug|kill-random-node|microbenchmark|stack|"
+    r"disable-usage-stats|enable-usage-stats|drain-node|cluster-dump|local-dump|get[-_]head[-_]ip|"
+    r"get[-_]worker[-_]ips|install-nightly|metrics|global-gc|check-open-ports|cpp|run|deploy|config|shutdown|build)"
+    r"(?:\s|$))"
+)
+
+
 def parse(line: str) -> Command | None:
     match = _TOOL.search(line[:200])
     if match is None or not _PROMPT.match(line[: match.start()]):
         return None
     text = line[match.start() :].strip()
     tool = match.group("tool")
+    bare = not line[: match.start()].strip()
+    if bare and tool in {"ray", "serve"} and not _SUBCOMMAND.match(line, match.end("tool")):
+        return None
     namespace = _NAMESPACE.search(text) if tool in {"kubectl", "oc", "helm"} else None
     return Command(
         text=text,

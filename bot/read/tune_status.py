@@ -37,9 +37,11 @@ _SUMMARY_ITEM = re.compile(rf"(?P<count>\d+) (?P<state>{_STATE})\b|'(?P<state2>{
 _NEW_SUMMARY = re.compile(rf"Trial status: (?P<body>(?:\d+ (?:{_STATE})(?: \| )?)+)")
 _SECTION = re.compile(rf"^(?P<state>{_STATE}) trials:\s*$")
 # ``| TorchTrainer_c40be_00000 | PENDING  |`` (psql), ``│ train_fn_8a3f2_00000   RUNNING  ...``
-# (2.5+): Tune names trials ``<trainable>_<5 hex>_<5 digits>``.
+# (2.5+): Tune names trials ``<trainable>_<trial id>``, the id being ``<5 hex>_<5 digits>``
+# (``BasicVariantGenerator``: a uuid1 prefix and a counter). Scripts that print ``trial.trial_id``
+# and ``trial.status`` themselves (a scheduler's callbacks) show the bare id: ``082e0_00004 PAUSED``.
 _TABLE_ROW = re.compile(
-    rf"^[|│]?\s*(?P<name>[\w.-]+_[0-9a-f]{{5}}_\d{{5}}(?:_\S*)?)\s*[|│]?\s+(?P<state>{_STATE})\b"
+    rf"^[|│]?\s*(?P<name>(?:[\w.-]+_)?[0-9a-f]{{5}}_\d{{5}}(?:_\S*)?)\s*[|│]?\s+(?P<state>{_STATE})\b"
 )
 # `` - train_model_3_lr=0.01,...:\tPENDING`` (before 0.7; the markdown dash may be stripped).
 _LIST_ROW = re.compile(rf"^(?:-\s+)?(?P<name>[\w.-]+_\d+(?:_[^\s:]*)?):\s+(?P<state>{_STATE})\b")
@@ -83,7 +85,7 @@ def _read_counts(text: str, found: Found) -> bool:
         progress = _progress(found)
         if len(progress.rows) < _MAX_ROWS:
             progress.rows[row.group("name")] = row.group("state")
-        if row.group("state") in ("PENDING", "RUNNING") and not progress.summary:
+        if row.group("state") in ("PENDING", "RUNNING", "PAUSED") and not progress.summary:
             states = {_quote_state(q) for q in progress.quotes}
             if row.group("state") not in states:
                 _quote(progress, stripped)

@@ -197,6 +197,9 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "evidence.fit_replay": {"en": "raydiag fit replay", "zh": "raydiag 调度重放"},
     "evidence.stated": {"en": "user's words", "zh": "用户的描述"},
+    "evidence.largest_node_gpus": {"en": "largest node: {count} GPU", "zh": "最大的节点：{count} 个 GPU"},
+    "evidence.cluster_gpus": {"en": "{count} GPU in the whole cluster", "zh": "整个集群共 {count} 个 GPU"},
+    "evidence.ray_gpus_registered": {"en": "Ray registers {count} GPU", "zh": "Ray 登记了 {count} 个 GPU"},
     "evidence.ray_node_count": {"en": "{count} Ray node(s)", "zh": "{count} 个 Ray 节点"},
     "evidence.fit_replay_agrees": {
         "en": "raydiag fit replay (agrees with the scheduler)",
@@ -270,6 +273,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "figure.gpus_given_to_ray_pods": {"en": "GPUs given to Ray Pods", "zh": "分配给 Ray Pod 的 GPU"},
     "figure.ray_nodes_alive": {"en": "Ray nodes alive", "zh": "存活的 Ray 节点"},
     "figure.gpus_registered_in_ray": {"en": "GPUs registered in Ray", "zh": "Ray 登记的 GPU"},
+    "figure.gpus_in_nvidia_smi": {"en": "GPUs nvidia-smi shows", "zh": "nvidia-smi 显示的 GPU"},
     "figure.ray_pending_demands": {"en": "Ray demands waiting", "zh": "等待中的 Ray 资源需求"},
     "slack.usage": {
         "en": "*Usage*\n`/raydiag <cluster> [namespace]` diagnoses both layers of a cluster and posts the "
@@ -859,6 +863,38 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "verify.status.failed": {"en": "failed", "zh": "未通过"},
     "verify.status.unknown": {"en": "not read", "zh": "未读取"},
     "verify.status.skipped": {"en": "nothing to check", "zh": "无需检查"},
+    # `raydiag rules --format markdown` (bot/render/rules_doc.py, docs/rules.md).
+    "rules_doc.title": {"en": "The rule catalogue", "zh": "规则目录"},
+    "rules_doc.generated": {
+        "en": "{count} rules. This page is generated from `rules/*.yaml` and `tests/cases/` by {command} "
+        "({make}); change a rule or a case and run it again instead of editing the page.",
+        "zh": "共 {count} 条规则。本页由 {command}（{make}）根据 `rules/*.yaml` 和 `tests/cases/` 生成；"
+        "要改动请修改规则或用例后重新生成，不要直接编辑本页。",
+    },
+    "rules_doc.no_cases": {
+        "en": "The rule cases (`tests/cases/`) are not part of this installation, so none are listed.",
+        "zh": "本次安装不含规则用例（`tests/cases/`），因此没有列出用例。",
+    },
+    "rules_doc.no_cause": {"en": "No numbered cause", "zh": "不属于编号原因"},
+    "rules_doc.col.code": {"en": "code", "zh": "编号"},
+    "rules_doc.col.rule": {"en": "rule", "zh": "规则"},
+    "rules_doc.col.cause": {"en": "cause", "zh": "原因"},
+    "rules_doc.col.layer": {"en": "layer", "zh": "层"},
+    "rules_doc.col.severity": {"en": "severity", "zh": "严重程度"},
+    "rules_doc.col.reads": {"en": "reads", "zh": "读取对象"},
+    "rules_doc.col.fires": {"en": "fires cases", "zh": "应触发的用例"},
+    "rules_doc.col.quiet": {"en": "quiet cases", "zh": "应保持安静的用例"},
+    "rules_doc.stage": {"en": "stage", "zh": "阶段"},
+    "rules_doc.priority": {"en": "priority", "zh": "优先级"},
+    "rules_doc.detector": {"en": "detector", "zh": "检测器"},
+    "rules_doc.params": {"en": "parameters", "zh": "参数"},
+    "rules_doc.patterns": {"en": "patterns over a tool's output", "zh": "匹配工具输出的模式"},
+    "rules_doc.retold": {"en": "patterns over a person's retelling", "zh": "匹配用户转述的模式"},
+    "rules_doc.exclude": {"en": "lines left to other rules", "zh": "留给其他规则的行"},
+    "rules_doc.supersedes": {"en": "supersedes", "zh": "取代"},
+    "rules_doc.formats": {"en": "formats its firing cases are read as", "zh": "应触发用例被识别出的格式"},
+    "rules_doc.kind.scenario": {"en": "collected snapshot (scenario)", "zh": "采集的快照（场景）"},
+    "rules_doc.kind.manifest": {"en": "manifest (raydiag lint)", "zh": "清单（raydiag lint）"},
 }
 
 

@@ -45,7 +45,7 @@ class _Mutes(Protocol):
 
 
 class Speaker(Protocol):
-    """What a scheduled post needs of the running bot (``bot.slack.app.Bot`` is one): its
+    """What a scheduled post needs of the running bot (``bot.slack.bot.Bot`` is one): its
     configuration and catalogue, the one ``Diagnoser``, metrics, mutes and each channel's language.
     A narrow interface, so the schedule package does not depend on the Slack transport."""
 

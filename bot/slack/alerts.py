@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_sdk import WebClient
 
@@ -34,12 +34,10 @@ from bot.deliver.slack_poster import post
 from bot.diagnosis import Diagnosis, finding_key
 from bot.observe.logs import current_request_id, request_context
 from bot.render.messages import Lang, say
+from bot.slack.bot import Bot
 from bot.slack.diagnosis_posts import post_diagnosis
 from bot.slack.state import AlertAnswer
 from bot.workers import Busy
-
-if TYPE_CHECKING:
-    from bot.slack.app import Bot
 
 LOG = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from bot.render.capacity import capacity_comment
 from bot.render.capacity_chart import render_capacity_png
 from bot.render.messages import say
 from bot.render.slack import clip, escape
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from bot.slack.commands import Command
 from bot.snapshot.redact import redact
 

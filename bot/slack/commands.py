@@ -40,7 +40,7 @@ Kind = Literal[
     "invalid",
 ]
 
-# Kinds answered by a registered handler (see ``bot.slack.app.Bot.handlers``), not by a diagnosis.
+# Kinds answered by a registered handler (see ``bot.slack.bot.Bot.handlers``), not by a diagnosis.
 HANDLED_KINDS: tuple[Kind, ...] = (
     "capacity",
     "quiz",

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -29,7 +30,8 @@ from bot.probes.head import check_head
 from bot.probes.status import ray_status_text
 from bot.render.messages import say
 from bot.render.slack import ACTION_GPU_PROBE, ACTION_HEAD_CHECK, ACTION_RAY_STATUS
-from bot.slack.app import Bot, button_press
+from bot.slack.bot import Bot, ack_only
+from bot.slack.buttons import button_press
 
 LOG = logging.getLogger(__name__)
 GROUP_CACHE_S = 300.0
@@ -139,3 +141,18 @@ PROBE_HANDLERS: dict[str, Callable[[Bot, dict[str, Any], WebClient], None]] = {
     ACTION_HEAD_CHECK: head_check,
     ACTION_RAY_STATUS: ray_status,
 }
+
+
+def register(app: App, bot: Bot) -> None:
+    """The probe buttons: acked at once, the probe run lazily."""
+    for action, handler in PROBE_HANDLERS.items():
+        app.action(action)(ack=ack_only, lazy=[_listener(bot, handler)])
+
+
+def _listener(
+    bot: Bot, handler: Callable[[Bot, dict[str, Any], WebClient], None]
+) -> Callable[[dict[str, Any], WebClient], None]:
+    def listener(body: dict[str, Any], client: WebClient) -> None:
+        handler(bot, body, client)
+
+    return listener

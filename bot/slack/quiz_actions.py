@@ -17,14 +17,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from slack_bolt import Ack, App, Respond
+from slack_bolt import App, Respond
 from slack_sdk import WebClient
 
 from bot.quiz.bank import QuestionBank, default_bank
 from bot.quiz.engine import UnknownAnswer, next_question, progress
 from bot.quiz.record import QuizAnswers, record_choice
 from bot.render.messages import Lang, say
-from bot.slack.app import Bot
+from bot.slack.bot import Bot, ack_only
 from bot.slack.commands import Command
 from bot.slack.quiz_blocks import (
     ACTION_ANSWER,
@@ -96,14 +96,9 @@ def register_quiz(bot: Bot, bank: QuestionBank | None = None) -> None:
     bot.handlers["quiz-stats"] = stats
 
 
-def install_quiz_actions(
-    app: App, bot: Bot, bank: QuestionBank | None = None, clock: Clock = utc_now
-) -> None:
+def register(app: App, bot: Bot, bank: QuestionBank | None = None, clock: Clock = utc_now) -> None:
     """Listen to the quiz's buttons: a choice, "Next question" and "Start over"."""
     questions = bank or default_bank()
-
-    def ack_only(ack: Ack) -> None:
-        ack()
 
     def answered(store: QuizAnswers, user: str, lang: Lang, body: dict[str, Any], respond: Respond) -> None:
         picked = read_answer_value(_action(body).get("value"))

@@ -21,7 +21,7 @@ from slack_sdk.models.blocks import Block, SectionBlock
 from bot.cron import next_fire_time
 from bot.render.messages import Lang, say
 from bot.render.slack import escape
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from bot.slack.commands import Command
 from bot.slack.probe_actions import may_start_work
 from bot.store import Schedule, Store, StoreError

@@ -2,7 +2,7 @@
 
 The listeners ack at once and work lazily, like the probe buttons, and are held to the same rules:
 only a press on a message raydiag posted reaches them (``buttons_only_on_our_messages`` in
-``bot.slack.app``), only people on the probe allow-list may give a verdict (``may_start_work``),
+``bot.slack.middleware``), only people on the probe allow-list may give a verdict (``may_start_work``),
 and each accepted verdict is said in the thread, naming who gave it. The button carries only the
 id of a kept diagnosis; it is accepted only when that diagnosis was posted in the very message the
 button was pressed on, and only while the store still keeps it (a deleted message, or the paste it
@@ -34,7 +34,8 @@ from bot.deliver.slack_poster import post
 from bot.diagnosis import Diagnosis
 from bot.render.messages import Lang, say
 from bot.render.slack import ACTION_VERDICT_RIGHT, ACTION_VERDICT_WRONG, VIEW_VERDICT
-from bot.slack.app import Bot, thread_of
+from bot.slack.bot import Bot, ack_only
+from bot.slack.buttons import thread_of
 from bot.slack.probe_actions import may_start_work
 from bot.store import Store, StoredDiagnosis, StoreError, Verdict
 from bot.verdicts import Choice, is_diagnosis_id, read_choice
@@ -187,11 +188,8 @@ def submitted(bot: Bot, body: dict[str, Any], client: WebClient) -> None:
     _give(client, asked, choice)
 
 
-def install_verdict_actions(app: App, bot: Bot) -> None:
+def register(app: App, bot: Bot) -> None:
     """Listen to "Yes", "No" and the modal's submission; each acks at once and works lazily."""
-
-    def ack_only(ack: Ack) -> None:
-        ack()
 
     def ack_view(ack: Ack, body: dict[str, Any]) -> None:
         # The one check done before acking: Slack shows a modal's errors only in the ack's answer.

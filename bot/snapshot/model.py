@@ -15,6 +15,7 @@ from typing import Literal
 from bot.snapshot.base import Record
 from bot.snapshot.errors import CollectionError
 from bot.snapshot.kubernetes import KubernetesState
+from bot.snapshot.nvidia_smi import SmiOutput
 from bot.snapshot.ray import RayState
 from bot.snapshot.redact import Redacted
 from bot.snapshot.stated import Stated
@@ -44,6 +45,8 @@ class Snapshot(Record):
     texts: list[TextLine] = field(default_factory=list)
     # What the person said in words around a paste (a live collection has none).
     stated: Stated | None = None
+    # What pasted ``nvidia-smi`` output showed, one entry per output (one machine each).
+    nvidia_smi: list[SmiOutput] = field(default_factory=list)
     errors: list[CollectionError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

@@ -78,6 +78,28 @@ def selects_per_node_label(pod: Pod) -> bool:
     return bool(keys & PER_NODE_LABELS) or any(term.match_fields for term in pod.required_node_terms)
 
 
+def required_node_names(pod: Pod) -> frozenset[str] | None:
+    """The nodes kube-scheduler's NodeAffinity PreFilter limits the Pod to, or None for every node.
+
+    Only when each required term names nodes (``metadata.name In``, several in one term meaning
+    the nodes they share) does the scheduler narrow its search to the union of those names; an
+    empty set means the terms conflict. ``selects_per_node_label`` holds for such a Pod.
+    """
+    terms = pod.required_node_terms
+    if not terms:
+        return None
+    names: set[str] = set()
+    for term in terms:
+        named: set[str] | None = None
+        for field in term.match_fields:
+            if field.key == "metadata.name" and field.operator == "In":
+                named = set(field.values) if named is None else named & set(field.values)
+        if named is None:
+            return None
+        names |= named
+    return frozenset(names)
+
+
 def _term_matches(term: NodeSelectorTerm, node: Node) -> bool:
     if not term.match_expressions and not term.match_fields:
         return False

@@ -186,6 +186,19 @@ class TuneTrials(_Model):
         return self.counts.get("RUNNING", 0)
 
 
+class RayStartCommand(_Model):
+    """A ``ray start`` command line the paste shows: the node it starts and what it declares."""
+
+    text: Redacted = ""
+    head: bool = False
+    # ``--address`` (``--redis-address`` before 1.0) of a worker: the head it joins.
+    address: str | None = None
+    # ``--num-gpus``: the GPUs the raylet registers instead of detecting them; None when not given.
+    num_gpus: float | None = None
+    # ``CUDA_VISIBLE_DEVICES=...`` before the command on its line; None when the line sets none.
+    visible_devices: str | None = None
+
+
 class RayState(_Model):
     version: str | None = None
     nodes: list[RayNode] = field(default_factory=list)
@@ -207,6 +220,11 @@ class RayState(_Model):
     # What pasted code asks for (``Demand.declared``), which nothing shows waiting: judged only for
     # what no node or template could ever hold, and never counted as waiting.
     declared_demands: list[Demand] = field(default_factory=list)
+    # Remote functions and actor classes pasted code declares with no GPU while nothing in it asks
+    # for one (``@ray.remote … def f``): Ray hides every GPU from their workers.
+    work_without_gpus: list[str] = field(default_factory=list)
+    # ``ray start`` command lines pasted as the way the cluster was started.
+    start_commands: list[RayStartCommand] = field(default_factory=list)
     constraints: list[ResourceConstraint] = field(default_factory=list)
     node_types: list[NodeType] = field(default_factory=list)
     actors: list[RayActor] = field(default_factory=list)

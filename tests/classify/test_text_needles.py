@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.catalogue import default_catalogue
+from bot.catalogue import Rule, default_catalogue
 from bot.classify import classify, lines
 from bot.classify.lines import needles
 from bot.collect.paste import parse_paste
@@ -22,9 +22,14 @@ SAMPLES = sorted([*TESTS.glob("corpus/*/*.txt"), *TESTS.glob("cases/*/fires/*")]
 TEXT_RULES = [rule for rule in default_catalogue() if rule.detector == "text_match"]
 
 
+def _searched(rule: Rule) -> tuple[str, ...]:
+    """A text rule's patterns over tool output and over retellings: the detector searches both."""
+    return (*rule.params.get("patterns", []), *rule.params.get("retold", []))
+
+
 def test_every_text_rule_has_needles() -> None:
     assert TEXT_RULES
-    assert [rule.id for rule in TEXT_RULES if needles(tuple(rule.params["patterns"])) is None] == []
+    assert [rule.id for rule in TEXT_RULES if needles(_searched(rule)) is None] == []
 
 
 def test_every_line_a_pattern_matches_holds_a_needle() -> None:
@@ -36,9 +41,9 @@ def test_every_line_a_pattern_matches_holds_a_needle() -> None:
     assert len(lines) > 5_000
     checked = 0
     for rule in TEXT_RULES:
-        wanted = needles(tuple(rule.params["patterns"]))
+        wanted = needles(_searched(rule))
         assert wanted is not None
-        compiled = [re.compile(p) for p in rule.params["patterns"]]
+        compiled = [re.compile(p) for p in _searched(rule)]
         for line in lines:
             if any(p.search(line) for p in compiled):
                 checked += 1

@@ -10,6 +10,11 @@ every request the server received is authorised against the rendered RBAC like k
 would. The union of what was used must cover every rule, so a stale grant fails too. The same
 holds for the Lease: a replica running the real leader election takes and renews the Lease named
 in the shipped config, and needs exactly what the Role grants.
+
+Loopback API server: it keeps every request the collectors send, for the check that the calls cover
+every rule; a real kube-apiserver shows that only in an audit log the test plane does not keep. The
+same identity on the real control plane, refused or allowed by kube-apiserver's own RBAC (a full
+diagnosis, SelfSubjectRulesReview, the Lease), is tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations

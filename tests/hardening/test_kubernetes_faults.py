@@ -6,6 +6,10 @@ what could not be read is a ``collection-failed`` finding naming its source, the
 parts show is still named, the collection ends within its deadline (plus the call in flight), and
 nothing raises. The tests after the matrix check what only some faults have: the retries, the
 pages, the restarted list, the wording of the errors, and the ``raydiag diagnose`` command itself.
+
+Loopback API server: every case needs a fault a real kube-apiserver cannot be made to give on demand
+(a 500 or 429 with Retry-After, a slow or hanging answer, a body cut in half, a proxy's HTML page, a
+reset connection, a restarted list).
 """
 
 from __future__ import annotations

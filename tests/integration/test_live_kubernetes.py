@@ -3,6 +3,11 @@
 The Ray dashboard is pointed at a closed loopback port here, so these tests also show that a dead
 dashboard costs one quick error and the Kubernetes layer is still diagnosed. Tests with a real Ray
 cluster are in test_live_ray.py.
+
+Loopback API server: the faults (a slow server, a 429 with Retry-After, truncated JSON, an
+unreachable server) need it; the scenario cases are the recorded bundles of
+tests/support/scenarios.py, served in milliseconds. Causes 1, 2, 3 and 8 with the real scheduler's
+own events and a real 403 are in test_compound_real_stack.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Three raylets run on 127.0.0.2 (head), .3 (A100) and .4 (T4) for the whole modul
 side is the demo's recorded KubeRay state (Pod IPs match the raylets), varied per scenario and
 served over HTTP to the real collector. Tests run in file order: the healthy cluster first, then
 the broken workload is started once and stays for the rest.
+
+Loopback API server: no fault; it serves the demo's state recorded on GKE, varied per cause in
+milliseconds around one Ray cluster. The compound incident on the real control plane (operator,
+scheduler, kubelet-made raylets, the shipped ServiceAccount) is test_compound_real_stack.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""The loopback API server answers the official client and kubectl like a real API server would."""
+"""The loopback API server answers the official client and kubectl like a real API server would.
+
+Loopback API server: these test the stand-in itself, which stays for what a real kube-apiserver
+cannot be made to do on demand: status faults (403, 429 with Retry-After, 500), truncated and HTML
+bodies, reset connections, delays and hangs.
+"""
 
 from __future__ import annotations
 

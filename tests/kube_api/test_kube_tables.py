@@ -3,6 +3,9 @@
 The printers are checked cell by cell on pods shaped like the kubelet reports them (every STATUS the
 real printer can write), and end to end with the installed ``kubectl`` binary, which prints what a
 real cluster's ``kubectl get`` would.
+
+Loopback API server: ages in a Table are measured at a clock the test sets (``serve(clock=...)``); a
+real kube-apiserver measures them at its own time.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ the other takes over once the Lease has expired.
 The timings are the smallest the client's election accepts (lease 3 s, renew deadline 2 s, retry
 1 s), so a takeover happens within a few seconds of real time; the waits below poll for the state
 they expect and give up after a bound, they do not sleep for a fixed time.
+
+Loopback API server: for a Lease API that refuses and then recovers when the fault is cleared
+mid-test. Takeover as the shipped ServiceAccount, and kube-apiserver's own 403 for an account
+without the Role, run on the real control plane in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations

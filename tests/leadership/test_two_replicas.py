@@ -4,6 +4,9 @@ exactly one runs the scheduled posts; kill it and the other takes over, and no r
 The schedule fires every minute (cron's finest grain), in digest mode so that every run posts,
 so this test waits for minute boundaries: about one to two and a half minutes of real time. The
 Lease timings are the smallest the client accepts (3 s / 2 s / 1 s) so the takeover itself is fast.
+
+Loopback API server: no fault; only its Lease is used, and it starts in milliseconds (the Lease on
+the real kube-apiserver: tests/integration/test_compound_real_stack.py).
 """
 
 from __future__ import annotations

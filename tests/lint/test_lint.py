@@ -579,7 +579,7 @@ def test_the_head_of_an_autoscaling_cluster_counts_kuberays_autoscaler_container
     manifest = yaml.safe_load(
         (
             Path(__file__).resolve().parents[1]
-            / "fixtures/lint/cases/k8s-group-exceeds-every-node/fires/head-and-its-autoscaler-past-the-node.yaml"
+            / "cases/k8s-group-exceeds-every-node/fires/head-and-its-autoscaler-past-the-node.yaml"
         ).read_text(encoding="utf-8")
     )
     [default] = read_manifests(yaml.safe_dump(manifest), "default.yaml")

@@ -1,14 +1,18 @@
 """`raydiag lint` with what the manifests alone do not say: a node list, the team's conventions, and
 the live cluster (--nodes FILE, --config FILE, --cluster NAME).
 
-The rule cases are files, as for the paste rules: tests/fixtures/lint/cases/<rule-id>/fires/*.yaml
-must make that rule fire and nothing else, .../quiet/*.yaml must not make it fire. The first line
+The rule cases are files beside the paste rules' cases: tests/cases/<rule-id>/fires/*.yaml (a
+manifest; ``*.scenario.yaml`` are the scenarios of tests/support/scenarios.py) must make that rule
+fire and nothing else, .../quiet/*.yaml must not make it fire. The first line
 of each, ``# lint options: ...``, holds the options it runs with; ``{demo_nodes}`` is the demo's
 recorded GKE node list (bot/demo/kuberay_state.json, a v1 NodeList as ``kubectl get nodes -o json``
 prints it), ``{corpus_node}`` the ``kubectl get node -o yaml`` of a one-GPU node pasted in
 NVIDIA/k8s-device-plugin#112 (tests/corpus), ``{conventions}`` tests/fixtures/lint/context/
 conventions.yaml, and ``--cluster`` runs against the loopback Kubernetes API server serving the
 GKE cluster of tests/support/cluster.py.
+
+Loopback API server: for node lists that cannot be read (403, 500 injected) and a hung API server;
+the live-node cases serve the recorded GKE nodes of tests/support/cluster.py.
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ from bot.cli import main, run
 from bot.collect.manifests_lint import ManifestError, read_manifests, read_node_files, read_nodes, snapshot_of
 from bot.config import ConfigError, load_config
 from bot.diagnosis import Finding
+from bot.render.rules_doc import SCENARIO_SUFFIX
 from tests.support import cluster
 from tests.support.kube_api import Fault, KubeAPI, ObjectStore, serve
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "lint"
-CASES = FIXTURES / "cases"
+CASES = REPO / "tests" / "cases"
 SAMPLES = sorted((FIXTURES / "kuberay-samples").glob("*.yaml"))
 CONVENTIONS = FIXTURES / "context" / "conventions.yaml"
 DEMO_STATE = REPO / "bot" / "demo" / "kuberay_state.json"
@@ -53,6 +58,7 @@ LINT_CASES = [
     (path.parents[1].name, path.parent.name, path)
     for outcome in OUTCOMES
     for path in sorted(CASES.glob(f"*/{outcome}/*.yaml"))
+    if not path.name.endswith(SCENARIO_SUFFIX)
 ]
 OPTIONS = re.compile(r"^# lint options: (?P<options>.*)$")
 

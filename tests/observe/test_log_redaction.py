@@ -15,7 +15,8 @@ from bot.classify import classify
 from bot.config import Config
 from bot.diagnosis import Diagnosis
 from bot.read.snapshot_file import parse_snapshot
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from tests.observe.conftest import CaptureLogs
 from tests.snapshot.test_redaction import SECRETS, planted_bundle
 from tests.support.bolt_server import bolt_over_http

@@ -10,7 +10,8 @@ from bot.classify import classify
 from bot.config import Config
 from bot.diagnosis import Diagnosis
 from bot.read.snapshot_file import parse_snapshot
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from tests.observe.conftest import CaptureLogs
 from tests.support import scenarios
 from tests.support.bolt_server import bolt_over_http

@@ -116,7 +116,11 @@ def test_kuberay_846_status_totals_and_both_demands(example: Example) -> None:
 def test_mm_eureka_gcs_failures_and_ray_start_command_are_text(example: Example) -> None:
     snapshot = parse_paste(example("mm-eureka-54-empty-master-addr-gcs-address.txt"))
 
-    assert snapshot.kubernetes is None and snapshot.ray is None
+    assert snapshot.kubernetes is None and snapshot.ray is not None
+    # The command line is a fact of what the worker declares; it invents no Ray node or total.
+    (command,) = snapshot.ray.start_commands
+    assert command.address == ":6379" and command.num_gpus == 8.0 and not command.head
+    assert not snapshot.ray.nodes and not snapshot.ray.totals and snapshot.ray.node_count is None
     texts = [line.text for line in snapshot.texts]
     assert "ray start --address=:6379 --num-gpus 8 --block" in texts
     assert any("Failed to connect to GCS at address :6379" in text for text in texts)

@@ -4,6 +4,10 @@ One multi-raylet cluster runs for the whole module: a CPU-only head on 127.0.0.2
 with ``accelerator_type:A100`` on 127.0.0.3 and one with ``accelerator_type:T4`` on 127.0.0.4.
 The raylets get this venv's ``bin`` first on PATH, so the probe job's ``python`` has Ray, as it does
 in Ray's images. Tests that need no cluster come first.
+
+Loopback API server: no fault; it serves head Service states (no endpoints, head not Ready, no
+Service) beside a real Ray head at the demo's IPs. The head check as the shipped ServiceAccount on
+the real control plane is in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations

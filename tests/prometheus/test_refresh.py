@@ -9,7 +9,7 @@ from slack_sdk import WebClient
 
 from bot.config import ClusterConfig, Config, MetricsConfig
 from bot.schedule.service import REFRESH_JOB, refresh_clusters, start_health_posts
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from bot.store import open_store
 from tests.prometheus.test_layer_metrics import _gpus, _samples
 from tests.slack.test_bot_scenarios import recorded

@@ -1,7 +1,7 @@
 """The quiz as Slack sees it: signed slash commands and button presses in, response URLs out.
 
-The bot is wired as ``raydiag serve`` wires it (``register_quiz`` and ``install_quiz_actions`` on the
-real Bolt app), keeps score in a real SQLite state database, and answers through the loopback
+The bot is wired as ``raydiag serve`` wires it (``register_quiz`` and the quiz surface among the
+real Bolt app's), keeps score in a real SQLite state database, and answers through the loopback
 Slack stand-in. Buttons are pressed with the values the bot itself put on them, except where a
 test crafts a payload on purpose.
 """
@@ -22,8 +22,10 @@ from bot.config import Config
 from bot.diagnosis import Diagnosis
 from bot.quiz.bank import load_bank
 from bot.quiz.record import record_choice
-from bot.slack.app import Bot, build_app
-from bot.slack.quiz_actions import install_quiz_actions, register_quiz
+from bot.slack import quiz_actions
+from bot.slack.app import CORE, build_app
+from bot.slack.bot import Bot
+from bot.slack.quiz_actions import register_quiz
 from bot.slack.quiz_blocks import ACTION_NEXT, ACTION_RESTART, answer_value
 from bot.store import Store, open_store
 from tests.support.bolt_server import bolt_over_http
@@ -60,8 +62,13 @@ def running_bot(slack: SlackWebAPI, store: Store | None) -> Iterator[str]:
     )
     bot = Bot(config=config, diagnose=lambda cluster, namespace: Diagnosis(cluster=cluster.name), store=store)
     register_quiz(bot)
-    app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
-    install_quiz_actions(app, bot)
+    app = build_app(
+        bot,
+        token="xoxb-test",
+        signing_secret=SECRET,
+        api_url=slack.url,
+        surfaces=(*CORE, quiz_actions.register),
+    )
     with bolt_over_http(bot, app) as url:
         yield url
 

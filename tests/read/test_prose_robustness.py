@@ -32,6 +32,8 @@ def _facts(found: Found) -> list[str]:
         *(fact.quote for fact in found.stated_versions),
         *(fact.quote for fact in found.stated_gpus),
         *(fact.quote for fact in found.stated_join_gaps),
+        *(fact.quote for fact in found.stated_symptoms),
+        *(fact.quote for fact in found.stated_demands),
     ]
 
 

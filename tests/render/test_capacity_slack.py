@@ -12,7 +12,8 @@ from PIL import Image
 
 from bot.config import ClusterConfig, Config, LanguageConfig, SlackConfig
 from bot.read.snapshot_file import parse_snapshot
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from bot.slack.capacity_command import register_capacity
 from bot.snapshot.model import Snapshot
 from tests.support import scenarios

@@ -1,12 +1,14 @@
 """Every rule fires on its incident and stays quiet on its near miss.
 
-Cases come from two places, walked the same way: Python scenarios on the realistic cluster
-(``tests/support/scenarios.py``) and pasted text kept as data, as polaris keeps its checks:
-``tests/cases/<rule-id>/fires/*.txt`` must make that rule fire through ``parse_paste`` +
-``classify``, ``tests/cases/<rule-id>/quiet/*.txt`` must not. Adding a case needs no Python. Rules
-that need what only ``raydiag lint`` gives (a node list, the config's conventions) keep their cases
-as manifests in ``tests/fixtures/lint/cases/<rule-id>/{fires,quiet}/*.yaml``, run by
-tests/lint/test_lint_context.py, and count here too.
+Every rule's cases live in one folder, ``tests/cases/<rule-id>/fires/`` and ``.../quiet/``, at least
+one of each, as polaris keeps its checks; a case is one of three kinds of file:
+
+- ``*.txt``: pasted text, which must make the rule fire (or not) through ``parse_paste`` +
+  ``classify``, as ``raydiag explain`` reads it;
+- ``*.scenario.yaml``: a scenario on the realistic cluster, naming its builder in
+  ``tests/support/scenarios.py`` and, for a firing case, the subject the rule must report;
+- ``*.yaml``: a manifest for rules that need what only ``raydiag lint`` gives (a node list, the
+  config's conventions), run by tests/lint/test_lint_context.py with the options on its first line.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from bot.collect.paste import parse_paste
 from bot.diagnosis import Diagnosis
 from bot.read.cleaning import clean
 from bot.read.snapshot_file import parse_snapshot
-from tests.support.scenarios import CASES, Case
+from bot.render.rules_doc import SCENARIO_SUFFIX
+from tests.support.scenarios import BUILDERS, CASES, Case
 
 CASE_DIR = Path(__file__).resolve().parents[1] / "cases"
-LINT_CASE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "cases"
 OUTCOMES = ("fires", "quiet")
 
 
@@ -41,7 +43,8 @@ PASTES = _paste_cases()
 LINT_CASES = [
     (path.parents[1].name, path.parent.name)
     for outcome in OUTCOMES
-    for path in sorted(LINT_CASE_DIR.glob(f"*/{outcome}/*.yaml"))
+    for path in sorted(CASE_DIR.glob(f"*/{outcome}/*.yaml"))
+    if not path.name.endswith(SCENARIO_SUFFIX)
 ]
 
 
@@ -102,12 +105,30 @@ def test_case_files_are_filed_under_fires_or_quiet() -> None:
         for path in CASE_DIR.rglob("*")
         if path.is_file()
         and not (
-            path.suffix == ".txt"
+            path.suffix in (".txt", ".yaml")
             and len(path.relative_to(CASE_DIR).parts) == 3
             and path.parent.name in OUTCOMES
         )
     ]
-    assert not misplaced, f"case files must be tests/cases/<rule-id>/(fires|quiet)/<name>.txt: {misplaced}"
+    assert not misplaced, (
+        f"case files must be tests/cases/<rule-id>/(fires|quiet)/<name>.(txt|yaml|scenario.yaml): {misplaced}"
+    )
+
+
+def test_every_rule_has_its_case_folder() -> None:
+    """One home for every rule's cases: tests/cases/<rule-id>/fires and quiet, a file in each."""
+    gaps = {
+        rule.id: [o for o in OUTCOMES if not any((CASE_DIR / rule.id / o).glob("*"))]
+        for rule in default_catalogue()
+    }
+    missing = {rule: gap for rule, gap in gaps.items() if gap}
+    assert not missing, f"rules without tests/cases/<rule-id>/(fires|quiet)/ cases: {missing}"
+
+
+def test_every_scenario_is_a_case() -> None:
+    """A builder in tests/support/scenarios.py registered with ``@scenario`` is named by a case file."""
+    named = {case.name for case in CASES}
+    assert not set(BUILDERS) - named, f"scenarios no case file names: {sorted(set(BUILDERS) - named)}"
 
 
 def test_every_rule_has_a_firing_and_a_quiet_case() -> None:

@@ -20,7 +20,7 @@ from bot.config import Config
 from bot.deliver.slack_poster import web_client
 from bot.read.snapshot_file import parse_snapshot
 from bot.schedule.posts import RunOutcome, ScheduledPosts
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from bot.snapshot.model import Snapshot
 from bot.store import Schedule, Store, open_store
 from tests.store.manual_clock import ManualClock

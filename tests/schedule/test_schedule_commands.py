@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from bot.schedule.jobs import HealthScheduler
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from bot.slack.schedule_commands import register_schedules
 from bot.slack.server import SlackHTTPServer
 from bot.store import CONFIG_OWNER, Schedule

@@ -22,7 +22,7 @@ from bot.deliver.slack_poster import web_client
 from bot.probes.gpu import GpuProbeResult
 from bot.schedule.service import start_health_posts
 from bot.schedule.verify import TICK_S, VERIFY_JOB, Verifier, VerifyOutcome
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from bot.store import open_store
 from tests.slack.test_bot_scenarios import recorded
 from tests.store.manual_clock import ManualClock

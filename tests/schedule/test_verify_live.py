@@ -5,6 +5,9 @@ Three raylets run for the module: a CPU head on 127.0.0.2, an A100 worker on .3 
 IPs are those raylets, served to the real collector. Time is a hand-moved clock: each ``tick`` is
 what the leader's minute job does, with the store's clock set first, so a test spans hours of
 schedule in seconds. Every probe is a real Ray job submitted to the real dashboard.
+
+Loopback API server: the recorded state changes between ticks of the hand-moved clock (a new
+device-plugin version), which the test writes straight into the store.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from bot.deliver.slack_poster import web_client
 from bot.demo import kuberay_state as state
 from bot.demo.local_ray import LocalCluster
 from bot.schedule.verify import Verifier, VerifyOutcome
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from bot.store import PostState, Store, open_store
 from tests.schedule.conftest import valid_message
 from tests.store.manual_clock import ManualClock

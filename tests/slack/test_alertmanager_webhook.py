@@ -5,6 +5,9 @@ the bot's HTTP server. A firing alert about a Pending Ray worker gets one diagno
 in ``alertmanager.channel``; Alertmanager's re-sends with the same findings get nothing more; the
 resolution gets one line in that thread. A wrong token or a body that is not a notification is
 refused and changes nothing.
+
+Loopback API server: no fault; it serves a recorded scenario to the bot process. The diagnosis path
+it reaches runs on the real control plane in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import pytest
 
 from bot.config import load_config
 from bot.slack.alerts import webhook_receiver
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from bot.slack.server import SlackHTTPServer
 from tests.slack.test_bot_scenarios import SECRET, recorded, validate_blocks, write_config
 from tests.slack.test_startup_checks import serve_env, serve_fails, serve_process

@@ -2,6 +2,9 @@
 
 Diagnoses are real: the configured cluster's kubeconfig points at the loopback Kubernetes API
 server serving a scenario, and the collector, classifier and renderer all run.
+
+Loopback API server: no fault; it serves each recorded scenario in milliseconds. The diagnosis path
+behind the bot runs on the real control plane in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from bot.classify import classify
 from bot.config import Config, load_config
 from bot.diagnosis import Diagnosis
 from bot.read.snapshot_file import parse_snapshot
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from tests.support import scenarios
 from tests.support.bolt_server import bolt_over_http
 from tests.support.cluster import CLUSTER, NS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import BoltContext
 
-from bot.slack.app import pressed_on_our_message
+from bot.slack.buttons import pressed_on_our_message
 from tests.support.slack_api import BOT_ID, BOT_USER_ID, block_actions_payload
 
 OURS = BoltContext({"bot_id": BOT_ID, "bot_user_id": BOT_USER_ID})

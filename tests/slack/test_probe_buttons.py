@@ -14,8 +14,9 @@ import yaml
 from bot.config import load_config
 from bot.demo.local_ray import LocalCluster, running_cluster
 from bot.diagnosis import Diagnosis
-from bot.slack.app import Bot, build_app
-from bot.slack.probe_actions import PROBE_HANDLERS
+from bot.slack import probe_actions
+from bot.slack.app import CORE, build_app
+from bot.slack.bot import Bot
 from bot.slack.server import SlackHTTPServer
 from tests.support.slack_api import SlackWebAPI, block_actions_body, post_signed, serve_slack
 
@@ -70,7 +71,11 @@ def start_bot_with_state(
     config = load_config(path)
     bot = Bot(config=config, diagnose=lambda cluster, namespace: Diagnosis(cluster=cluster.name))
     app = build_app(
-        bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url, probe_handlers=PROBE_HANDLERS
+        bot,
+        token="xoxb-test",
+        signing_secret=SECRET,
+        api_url=slack.url,
+        surfaces=(*CORE, probe_actions.register),
     )
     server = SlackHTTPServer(app, "127.0.0.1", 0)
     server.start_background()

@@ -26,7 +26,8 @@ from slack_sdk import WebClient
 
 from bot.config import Config
 from bot.serve import SECRET_VARIABLES, Environment, StartupError, check_slack, forget_secrets
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from bot.slack.server import SlackHTTPServer
 from tests.support.bot_process import REPO, free_port
 from tests.support.slack_api import SlackWebAPI, post_signed, serve_slack, slash_command_body

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from tests.slack.test_bot_scenarios import (
     CHANNEL,
     INCIDENTS,

@@ -5,6 +5,9 @@ PostgreSQL).
 Diagnoses are real (recorded scenarios served by the loopback Kubernetes API, pastes from the rule
 cases); every message and the modal go through the stand-in's Block Kit checks. The verdicts end
 as a corpus batch that ``raydiag corpus export`` writes, checked by the corpus's own meta-tests.
+
+Loopback API server: no fault; it serves recorded scenarios for the diagnoses the buttons follow.
+The diagnosis path runs on the real control plane in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from bot.cli import run
 from bot.config import load_config
 from bot.deliver.blocks.thread import render_thread
 from bot.diagnosis import Diagnosis
-from bot.slack.app import Bot, build_app
-from bot.slack.verdict_actions import install_verdict_actions
+from bot.slack import verdict_actions
+from bot.slack.app import CORE, build_app
+from bot.slack.bot import Bot
 from bot.store import Store, open_store
 from tests.corpus import test_corpus_accuracy
 from tests.slack.test_bot_scenarios import (
@@ -99,8 +103,13 @@ def verdict_bot(
         )
         store = open_store(store_url)
         bot = Bot(config=load_config(path), diagnose=recorded(chosen), store=store)
-        app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
-        install_verdict_actions(app, bot)
+        app = build_app(
+            bot,
+            token="xoxb-test",
+            signing_secret=SECRET,
+            api_url=slack.url,
+            surfaces=(*CORE, verdict_actions.register),
+        )
         try:
             with bolt_over_http(bot, app) as url:
                 yield url, store

@@ -16,7 +16,8 @@ import pytest
 from bot.classify import classify
 from bot.config import Config
 from bot.read.snapshot_file import parse_snapshot
-from bot.slack.app import Bot, build_app
+from bot.slack.app import build_app
+from bot.slack.bot import Bot
 from bot.slack.server import SlackHTTPServer
 from bot.store import open_store
 from tests.support import scenarios

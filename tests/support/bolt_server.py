@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from slack_bolt import App
 
-from bot.slack.app import Bot
+from bot.slack.bot import Bot
 from bot.slack.server import SlackHTTPServer
 
 

@@ -205,6 +205,7 @@ def _certificates(root: Path) -> None:
         .sign(ca_key, hashes.SHA256())
     )
     (root / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (root / "ca.key").write_bytes(pem_key(ca_key))  # signs the stand-in kubelet's serving certificate
     (root / "apiserver.crt").write_bytes(serving.public_bytes(serialization.Encoding.PEM))
     (root / "apiserver.key").write_bytes(pem_key(serving_key))
     (root / "sa.key").write_bytes(pem_key(key()))
@@ -309,6 +310,10 @@ class ControlPlane:
             "--service-cluster-ip-range=10.96.0.0/24",
             f"--cert-dir={r / 'apiserver-certs'}",
             "--profiling=false",
+            # Pod logs: kube-apiserver dials the Node's kubelet (the stand-in kubelet's log server)
+            # at its InternalIP (its Hostname resolves nowhere here) and checks it against our CA.
+            "--kubelet-preferred-address-types=InternalIP",
+            f"--kubelet-certificate-authority={r / 'ca.crt'}",
         ]
 
     def _write_credentials(self) -> None:
@@ -332,6 +337,11 @@ class ControlPlane:
         self._write_kubeconfig(self.root / "operator.kubeconfig", "operator")
 
     def _write_kubeconfig(self, path: Path, who: str) -> None:
+        self.write_kubeconfig(path, who, self.tokens[who])
+
+    def write_kubeconfig(self, path: Path, user: str, token: str) -> Path:
+        """A kubeconfig for this API server (context ``controlplane``) that presents ``token``, e.g.
+        one minted for a ServiceAccount by the TokenRequest API."""
         config = {
             "apiVersion": "v1",
             "kind": "Config",
@@ -341,11 +351,12 @@ class ControlPlane:
                     "cluster": {"server": self.server, "certificate-authority": str(self.root / "ca.crt")},
                 }
             ],
-            "users": [{"name": who, "user": {"token": self.tokens[who]}}],
-            "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": who}}],
+            "users": [{"name": user, "user": {"token": token}}],
+            "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": user}}],
             "current-context": CONTEXT,
         }
         path.write_text(json.dumps(config, indent=2))
+        return path
 
     def _install(self) -> None:
         """The Ray CRDs of the pinned KubeRay (established before the operator starts), the
@@ -431,6 +442,43 @@ class ControlPlane:
                 return str(answer.read(4096).decode())
         except (urllib.error.URLError, OSError):
             return None
+
+    def serving_certificate(self, name: str, ips: list[str]) -> tuple[Path, Path]:
+        """A serving certificate for ``ips`` signed by this plane's CA (which kube-apiserver trusts
+        for kubelets): the certificate's and its key's files."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+        ca = x509.load_pem_x509_certificate((self.root / "ca.crt").read_bytes())
+        ca_key = serialization.load_pem_private_key((self.root / "ca.key").read_bytes(), password=None)
+        assert isinstance(ca_key, rsa.RSAPrivateKey)
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        now = datetime.datetime.now(datetime.UTC)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+            .issuer_name(ca.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]),
+                critical=False,
+            )
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256())
+        )
+        cert_path, key_path = self.root / f"{name}.crt", self.root / f"{name}.key"
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key_path.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        return cert_path, key_path
 
     def tail(self, name: str, lines: int = 25) -> str:
         with contextlib.suppress(OSError):

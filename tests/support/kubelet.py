@@ -8,7 +8,9 @@ registers: it posts each Node (capacity, allocatable, labels, taints, cordon), t
 bound to them and for each one gives it a loopback IP, posts the events the kubelet would and
 patches its status to Running/Ready, or to the waiting reason a scenario asks for. A Pod labelled
 ``ray.io/node-type`` becomes a real raylet on its IP (``bot/demo/local_ray.LocalCluster``), started
-with the flags parsed out of the ``ray start`` line the operator wrote into the container::
+with the flags parsed out of the ``ray start`` line the operator wrote into the container. Each
+Node's kubelet port serves its containers' logs (a raylet's is its ``ray start`` output), which
+kube-apiserver's ``pods/log`` reaches over TLS with a certificate from the plane's CA::
 
     with StandInKubelet(plane, [KubeletNode("cpu-node", {"cpu": "4", ...})]) as kubelet:
         ...                                  # apply a RayCluster; pods come up for real
@@ -24,14 +26,18 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import http.server
 import json
 import secrets
 import shlex
+import ssl
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from bot.demo.local_ray import LocalCluster, NodeSpec
+from bot.demo.local_ray import LocalCluster, NodeSpec, free_port
 from tests.support.controlplane import ControlPlane
 
 POLL_S = 0.5
@@ -123,7 +129,10 @@ class _RayCluster:
 class StandInKubelet:
     """Registers ``nodes`` and serves the Pods bound to them until stopped (a context manager).
 
-    ``waiting`` maps a Pod name prefix to the state its first container should be stuck in."""
+    ``waiting`` maps a Pod name prefix to the state its first container should be stuck in.
+    ``cut_off``: Pod name prefixes of Ray workers cut off from their head: the Pod runs, but its
+    real ``ray start`` dials a GCS port on the head's IP that nothing listens on, so it retries
+    (for minutes) and never joins, as behind a firewall that refuses the GCS port."""
 
     def __init__(
         self,
@@ -131,6 +140,7 @@ class StandInKubelet:
         nodes: list[KubeletNode],
         waiting: dict[str, Waiting] | None = None,
         pod_ip_first: int = POD_IP_FIRST,
+        cut_off: tuple[str, ...] = (),
     ) -> None:
         from kubernetes import client
 
@@ -138,6 +148,7 @@ class StandInKubelet:
         self.nodes = {node.name: node for node in nodes}
         self.node_ips = {node.name: f"127.0.{NODE_SUBNET}.{i + 1}" for i, node in enumerate(nodes)}
         self.waiting = dict(waiting or {})
+        self.cut_off = cut_off
         self.api = plane.client()
         self.core: Any = client.CoreV1Api(self.api)
         self._next_ip = pod_ip_first
@@ -145,6 +156,8 @@ class StandInKubelet:
         self.served: set[str] = set()  # pod uids whose status is final
         self.clusters: dict[tuple[str, str], _RayCluster] = {}  # (namespace, cluster) -> raylets
         self.errors: list[str] = []
+        self.logs: dict[tuple[str, str], Path] = {}  # (namespace, pod) -> its container's output
+        self.log_servers: dict[str, http.server.ThreadingHTTPServer] = {}  # node -> its log server
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="stand-in-kubelet", daemon=True)
 
@@ -163,10 +176,14 @@ class StandInKubelet:
         self._thread.start()
 
     def stop(self) -> None:
-        """End the poll loop, then every raylet this kubelet started (by PID, via LocalCluster)."""
+        """End the poll loop and the log servers, then every raylet this kubelet started (by PID,
+        via LocalCluster)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=180)
+        for server in self.log_servers.values():
+            server.shutdown()
+            server.server_close()
         for cluster in self.clusters.values():
             cluster.local.stop()
 
@@ -235,6 +252,7 @@ class StandInKubelet:
                 "bootID": "",
             },
         }
+        status["daemonEndpoints"] = {"kubeletEndpoint": {"Port": self.serve_logs(node.name)}}
         self.core.patch_node_status(node.name, body={"status": status})
         spec = self.core.read_node(node.name).spec
         taints = [t.to_dict() for t in ((spec.taints if spec else None) or []) if t.key != NOT_READY_TAINT]
@@ -310,19 +328,20 @@ class StandInKubelet:
         self, pod: Any, container: dict[str, Any], ip: str, key: tuple[str, str], head: bool
     ) -> None:
         """``ray start`` at the Pod's IP with the Pod's flags; the head's ``--address`` is ours
-        (the operator's points at the head Service's DNS name, which nothing resolves here)."""
+        (the operator's points at the head Service's DNS name, which nothing resolves here). A
+        worker waits until the head lists it, unless it is one the scenario cut off."""
         spec = node_spec(ip, ray_start_flags(container))
         if head:
-            local = LocalCluster([spec] * RAYLET_SLOTS, temp_prefix="raydiag-kubelet-", say=lambda _: None)
-            local.nodes = [spec]  # the other slots only reserved worker-port ranges
+            local = LocalCluster(
+                [spec], temp_prefix="raydiag-kubelet-", say=lambda _: None, max_nodes=RAYLET_SLOTS
+            )
             self.clusters[key] = _RayCluster(local)
         cluster = self.clusters[key]
-        local = cluster.local
-        if not head:
-            local.nodes.append(spec)
-        args = local._node_args(spec, head=head)
-        cluster.pods[pod.metadata.uid] = local.spawn(args, f"ray-start-{ip}.log")
-        local._wait_nodes(len(local.nodes), f"the raylet of {pod.metadata.name}")
+        gcs = None
+        if not head and pod.metadata.name.startswith(self.cut_off):
+            gcs = f"{cluster.local.head_ip}:{free_port(cluster.local.head_ip)}"
+        self.logs[(pod.metadata.namespace, pod.metadata.name)] = cluster.local.node_log(ip)
+        cluster.pods[pod.metadata.uid] = cluster.local.start_node(spec, gcs_address=gcs)
 
     def remove(self, pod: Any) -> None:
         """A Pod being deleted: stop its raylet (SIGTERM by PID), then finish the deletion as the
@@ -335,6 +354,43 @@ class StandInKubelet:
                 proc.terminate()
         with contextlib.suppress(ApiException):
             self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
+
+    # -- logs ----------------------------------------------------------------------------------
+
+    def serve_logs(self, node: str) -> int:
+        """Start the node's log server (HTTPS on its InternalIP, a certificate from the plane's CA)
+        and return its port, the kubelet port the Node posts in ``daemonEndpoints``."""
+        ip = self.node_ips[node]
+        certificate, key = self.plane.serving_certificate(f"kubelet-{node}", [ip])
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(certificate, key)
+        server = http.server.ThreadingHTTPServer((ip, 0), _LogRequest)
+        server.daemon_threads = True
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        server.kubelet = self  # type: ignore[attr-defined]
+        self.log_servers[node] = server
+        threading.Thread(target=server.serve_forever, name=f"kubelet-logs-{node}", daemon=True).start()
+        return int(server.server_address[1])
+
+    def container_log(
+        self, namespace: str, pod: str, container: str, query: dict[str, list[str]]
+    ) -> tuple[int, bytes]:
+        """What the kubelet's ``/containerLogs/{namespace}/{pod}/{container}`` answers: the
+        container's output (a raylet's ``ray start``; nothing for other containers), cut as
+        ``tailLines`` then ``limitBytes`` say. No container here ever restarted, so ``previous``
+        gets the kubelet's refusal."""
+        if query.get("previous", [""])[0] == "true":
+            return 400, f'previous terminated container "{container}" in pod "{pod}" not found'.encode()
+        path = self.logs.get((namespace, pod))
+        text = path.read_bytes() if path is not None and path.exists() else b""
+        tail = query.get("tailLines", [""])[0]
+        if tail.isdigit():
+            lines = text.splitlines(keepends=True)
+            text = b"".join(lines[len(lines) - int(tail) :] if int(tail) else [])
+        limit = query.get("limitBytes", [""])[0]
+        if limit.isdigit():
+            text = text[: int(limit)]
+        return 200, text
 
     # -- events and status ---------------------------------------------------------------------
 
@@ -502,6 +558,27 @@ class StandInKubelet:
         self.core.patch_namespaced_pod_status(
             pod.metadata.name, pod.metadata.namespace, body={"status": status}
         )
+
+
+class _LogRequest(http.server.BaseHTTPRequestHandler):
+    """One request to a Node's log server: ``GET /containerLogs/{namespace}/{pod}/{container}``."""
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        parts = [unquote(part) for part in url.path.split("/") if part]
+        kubelet: StandInKubelet = self.server.kubelet  # type: ignore[attr-defined]
+        if len(parts) == 4 and parts[0] == "containerLogs":
+            status, body = kubelet.container_log(parts[1], parts[2], parts[3], parse_qs(url.query))
+        else:
+            status, body = 404, b"404 page not found\n"
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        """Quiet: the test's output is no place for an access log."""
 
 
 __all__ = ["KubeletNode", "StandInKubelet", "Waiting", "node_spec", "ray_start_flags"]

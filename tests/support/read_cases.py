@@ -55,6 +55,10 @@ def _summary(found: Found, claimed: Sequence[str]) -> dict[str, Any]:
         "message_lines": len(found.texts),
         # Facts stated in words (bot/read/prose.py): versions, GPUs per node, workers not joined.
         "stated": len(found.stated_versions) + len(found.stated_gpus) + len(found.stated_join_gaps),
+        # ``nvidia-smi`` outputs, and the GPUs and processes they list (bot/read/nvidia_smi.py).
+        "nvidia_smi": len(found.nvidia_smi),
+        "nvidia_smi_gpus": sum(len(output.gpus) for output in found.nvidia_smi),
+        "nvidia_smi_processes": sum(len(output.processes) for output in found.nvidia_smi),
     }
     return {
         "readers": list(dict.fromkeys(claimed)),

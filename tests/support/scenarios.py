@@ -1,9 +1,10 @@
 """Incident scenarios on the realistic cluster, each registered against the rule it exercises.
 
-``fires`` scenarios change the healthy cluster by one fault and must make the rule fire on the
-named subject; ``quiet`` scenarios are near misses (the same shape without the fault) where the
-rule must stay silent. The rule meta-test requires at least one of each for every rule; pasted
-text cases live beside them as files in ``tests/cases/<rule-id>/{fires,quiet}/``.
+Each builder (``@scenario``) is named by a case file,
+``tests/cases/<rule-id>/(fires|quiet)/<builder>.scenario.yaml``, beside that rule's pasted-text
+cases: a ``fires`` scenario changes the healthy cluster by one fault and must make the rule fire on
+the file's ``subject``; a ``quiet`` one is a near miss (the same shape without the fault) where the
+rule must stay silent. tests/rules/test_rule_cases.py walks them.
 
 Every FailedScheduling message below is written as kube-scheduler would print it for the nodes of
 that scenario, and the fit explainer is checked against each one.
@@ -18,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from bot.render.rules_doc import SCENARIO_SUFFIX
 from tests.support import k8s
 from tests.support.cluster import (
     CLUSTER,
@@ -37,6 +39,11 @@ CP_TAINT = "1 node(s) had untolerated taint {node-role.kubernetes.io/control-pla
 PREEMPTION = "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
 
 
+CASE_DIR = Path(__file__).resolve().parents[1] / "cases"
+# A rule case that is a scenario: ``tests/cases/<rule>/(fires|quiet)/<builder>.scenario.yaml`` names
+# the builder below (``scenario:``) and, for a firing case, the subject the rule must report.
+
+
 @dataclass(frozen=True)
 class Case:
     rule: str
@@ -46,17 +53,13 @@ class Case:
     subject: str | None = None  # the subject name a firing rule must report
 
 
-CASES: list[Case] = []
+BUILDERS: dict[str, Callable[[], Bundle]] = {}
 
 
-def case(
-    rule: str, expect: str, subject: str | None = None
-) -> Callable[[Callable[[], Bundle]], Callable[[], Bundle]]:
-    def register(build: Callable[[], Bundle]) -> Callable[[], Bundle]:
-        CASES.append(Case(rule, expect, build.__name__, build, subject))
-        return build
-
-    return register
+def scenario(build: Callable[[], Bundle]) -> Callable[[], Bundle]:
+    """Register a builder that a case file under tests/cases names."""
+    BUILDERS[build.__name__] = build
+    return build
 
 
 PENDING = f"{CLUSTER}-gpu-a100-worker-p2x7c"
@@ -112,7 +115,7 @@ def set_gpu_request(bundle: Bundle, pod_name: str, gpus: int) -> None:
 # --- cause 1 ---------------------------------------------------------------------------------
 
 
-@case("k8s-insufficient-resources", "fires", PENDING)
+@scenario
 def third_gpu_worker_no_free_gpu() -> Bundle:
     bundle = healthy()
     add_pending_gpu_worker(
@@ -123,7 +126,7 @@ def third_gpu_worker_no_free_gpu() -> Bundle:
     return bundle
 
 
-@case("k8s-insufficient-resources", "quiet")
+@scenario
 def gpu_worker_fits_after_scale_down() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -131,7 +134,7 @@ def gpu_worker_fits_after_scale_down() -> Bundle:
     return bundle
 
 
-@case("k8s-resource-fragmentation", "fires", PENDING)
+@scenario
 def four_gpus_free_in_two_halves() -> Bundle:
     bundle = healthy()
     for name in GPU_WORKERS:
@@ -144,12 +147,12 @@ def four_gpus_free_in_two_halves() -> Bundle:
     return bundle
 
 
-@case("k8s-resource-fragmentation", "quiet")
+@scenario
 def no_gpu_free_anywhere() -> Bundle:
     return third_gpu_worker_no_free_gpu()
 
 
-@case("k8s-request-exceeds-every-node", "fires", PENDING)
+@scenario
 def eight_gpus_on_four_gpu_nodes() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -162,7 +165,7 @@ def eight_gpus_on_four_gpu_nodes() -> Bundle:
     return bundle
 
 
-@case("k8s-request-exceeds-every-node", "quiet")
+@scenario
 def four_gpus_on_four_gpu_nodes_busy() -> Bundle:
     return third_gpu_worker_no_free_gpu()
 
@@ -173,7 +176,7 @@ QUOTA_MESSAGE = (
 )
 
 
-@case("k8s-quota-exceeded", "fires", CLUSTER)
+@scenario
 def worker_creation_refused_by_quota() -> Bundle:
     bundle = healthy()
     bundle.items("events").append(
@@ -200,7 +203,7 @@ def worker_creation_refused_by_quota() -> Bundle:
     return bundle
 
 
-@case("k8s-quota-exceeded", "quiet")
+@scenario
 def quota_with_room() -> Bundle:
     bundle = healthy()
     bundle.items("resource_quotas").append(
@@ -239,12 +242,12 @@ KARPENTER_TAINT = (
 )
 
 
-@case("karpenter-no-instance-type", "fires", PENDING)
+@scenario
 def karpenter_has_no_eight_gpu_type() -> Bundle:
     return _karpenter(KARPENTER_NO_TYPE)
 
 
-@case("karpenter-no-instance-type", "quiet")
+@scenario
 def karpenter_blocked_by_taint_only() -> Bundle:
     return _karpenter(KARPENTER_TAINT)
 
@@ -252,7 +255,7 @@ def karpenter_blocked_by_taint_only() -> Bundle:
 # --- cause 2 ---------------------------------------------------------------------------------
 
 
-@case("k8s-untolerated-taint", "fires", PENDING)
+@scenario
 def gpu_worker_without_toleration() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -265,7 +268,7 @@ def gpu_worker_without_toleration() -> Bundle:
     return bundle
 
 
-@case("k8s-untolerated-taint", "quiet")
+@scenario
 def gpu_worker_with_toleration() -> Bundle:
     return gpu_worker_fits_after_scale_down()
 
@@ -273,7 +276,7 @@ def gpu_worker_with_toleration() -> Bundle:
 SPOT = f"{CLUSTER}-cpu-workers-worker-zz81k"
 
 
-@case("k8s-node-selector-mismatch", "fires", SPOT)
+@scenario
 def worker_selects_a_nodepool_that_does_not_exist() -> Bundle:
     bundle = healthy()
     body = ray_pod(
@@ -295,7 +298,7 @@ def worker_selects_a_nodepool_that_does_not_exist() -> Bundle:
     return bundle
 
 
-@case("k8s-node-selector-mismatch", "quiet")
+@scenario
 def worker_selects_an_existing_nodepool() -> Bundle:
     bundle = healthy()
     body = ray_pod(
@@ -311,7 +314,7 @@ def worker_selects_an_existing_nodepool() -> Bundle:
     return bundle
 
 
-@case("k8s-gpu-model-label-missing", "fires", PENDING)
+@scenario
 def worker_selects_a100_80gb_label_that_no_node_has() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -323,12 +326,12 @@ def worker_selects_a100_80gb_label_that_no_node_has() -> Bundle:
     return bundle
 
 
-@case("k8s-gpu-model-label-missing", "quiet")
+@scenario
 def worker_selects_the_exact_product_label() -> Bundle:
     return gpu_worker_fits_after_scale_down()
 
 
-@case("k8s-node-cordoned", "fires", PENDING)
+@scenario
 def both_gpu_nodes_cordoned_for_upgrade() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -347,14 +350,14 @@ def both_gpu_nodes_cordoned_for_upgrade() -> Bundle:
     return bundle
 
 
-@case("k8s-node-cordoned", "quiet")
+@scenario
 def one_cordoned_node_is_not_needed() -> Bundle:
     bundle = healthy()
     bundle.find("nodes", "cpu-node-2")["spec"]["unschedulable"] = True
     return bundle
 
 
-@case("k8s-volume-constraint", "fires", PENDING)
+@scenario
 def worker_waits_for_unbound_checkpoint_claim() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -380,7 +383,7 @@ def worker_waits_for_unbound_checkpoint_claim() -> Bundle:
     return bundle
 
 
-@case("k8s-volume-constraint", "quiet")
+@scenario
 def worker_with_bound_claim() -> Bundle:
     bundle = worker_waits_for_unbound_checkpoint_claim()
     bundle.find("pvcs", "checkpoints")["status"]["phase"] = "Bound"
@@ -389,7 +392,7 @@ def worker_with_bound_claim() -> Bundle:
     return bundle
 
 
-@case("k8s-pod-affinity-or-spread", "fires", PENDING)
+@scenario
 def anti_affinity_keeps_workers_apart_on_full_pool() -> Bundle:
     bundle = healthy()
     for name in GPU_WORKERS:
@@ -415,7 +418,7 @@ def anti_affinity_keeps_workers_apart_on_full_pool() -> Bundle:
     return bundle
 
 
-@case("k8s-pod-affinity-or-spread", "quiet")
+@scenario
 def anti_affinity_satisfied_on_empty_pool() -> Bundle:
     bundle = anti_affinity_keeps_workers_apart_on_full_pool()
     drop_gpu_workers(bundle)
@@ -440,12 +443,12 @@ def _ca_event(message: str) -> Bundle:
     return bundle
 
 
-@case("cluster-autoscaler-no-matching-group", "fires", PENDING)
+@scenario
 def autoscaler_groups_do_not_match_selector() -> Bundle:
     return _ca_event("pod didn't trigger scale-up: 3 node(s) didn't match Pod's node affinity/selector")
 
 
-@case("cluster-autoscaler-no-matching-group", "quiet")
+@scenario
 def autoscaler_scaled_up() -> Bundle:
     bundle = third_gpu_worker_no_free_gpu()
     bundle.items("events").append(
@@ -463,12 +466,12 @@ def autoscaler_scaled_up() -> Bundle:
     return bundle
 
 
-@case("cluster-autoscaler-scale-up-in-flight", "fires", PENDING)
+@scenario
 def scale_up_asked_pod_still_pending() -> Bundle:
     return autoscaler_scaled_up()
 
 
-@case("cluster-autoscaler-scale-up-in-flight", "quiet")
+@scenario
 def scale_up_delivered_pod_running() -> Bundle:
     bundle = healthy()
     worker = GPU_WORKERS[0]
@@ -485,12 +488,12 @@ def scale_up_delivered_pod_running() -> Bundle:
     return bundle
 
 
-@case("karpenter-incompatible-nodepool", "fires", PENDING)
+@scenario
 def karpenter_nodepool_does_not_tolerate() -> Bundle:
     return _karpenter(KARPENTER_TAINT)
 
 
-@case("karpenter-incompatible-nodepool", "quiet")
+@scenario
 def karpenter_capacity_message_only() -> Bundle:
     return _karpenter(KARPENTER_NO_TYPE)
 
@@ -504,7 +507,7 @@ def _silence_gpus(bundle: Bundle, node_name: str) -> None:
         node["status"][field].pop("nvidia.com/gpu", None)
 
 
-@case("k8s-pod-waits-for-unadvertised-gpu", "fires", PENDING)
+@scenario
 def device_plugin_gone_on_free_node() -> Bundle:
     bundle = healthy()
     bundle.remove("pods", GPU_WORKERS[1])
@@ -520,22 +523,22 @@ def device_plugin_gone_on_free_node() -> Bundle:
     return bundle
 
 
-@case("k8s-pod-waits-for-unadvertised-gpu", "quiet")
+@scenario
 def gpus_advertised_but_busy() -> Bundle:
     return third_gpu_worker_no_free_gpu()
 
 
-@case("k8s-gpu-node-without-allocatable", "fires", "gpu-a100-2")
+@scenario
 def gpu_node_with_no_gpu_resource() -> Bundle:
     return device_plugin_gone_on_free_node()
 
 
-@case("k8s-gpu-node-without-allocatable", "quiet")
+@scenario
 def gpu_nodes_advertise_gpus() -> Bundle:
     return healthy()
 
 
-@case("k8s-legacy-gpu-resource", "fires", "gpu-a100-2")
+@scenario
 def node_advertises_legacy_gpu_name() -> Bundle:
     bundle = healthy()
     _silence_gpus(bundle, "gpu-a100-2")
@@ -545,12 +548,12 @@ def node_advertises_legacy_gpu_name() -> Bundle:
     return bundle
 
 
-@case("k8s-legacy-gpu-resource", "quiet")
+@scenario
 def nodes_advertise_current_gpu_name() -> Bundle:
     return healthy()
 
 
-@case("k8s-device-plugin-not-ready", "fires", "gpu-a100-1")
+@scenario
 def device_plugin_crashing() -> Bundle:
     bundle = healthy()
     plugin = bundle.items("device_plugin_pods")[0]
@@ -567,12 +570,12 @@ def device_plugin_crashing() -> Bundle:
     return bundle
 
 
-@case("k8s-device-plugin-not-ready", "quiet")
+@scenario
 def device_plugins_ready() -> Bundle:
     return healthy()
 
 
-@case("k8s-unknown-resource-name", "fires", PENDING)
+@scenario
 def worker_asks_for_mig_slice_on_whole_gpu_nodes() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -588,7 +591,7 @@ def worker_asks_for_mig_slice_on_whole_gpu_nodes() -> Bundle:
     return bundle
 
 
-@case("k8s-unknown-resource-name", "quiet")
+@scenario
 def worker_asks_for_advertised_resource() -> Bundle:
     return gpu_worker_fits_after_scale_down()
 
@@ -620,7 +623,7 @@ def _waiting(
     )
 
 
-@case("pod-image-pull-failed", "fires", GPU_WORKERS[0])
+@scenario
 def worker_image_tag_does_not_exist() -> Bundle:
     bundle = healthy()
     image = "rayproject/ray:2.9.0-py310-gpu-typo"
@@ -641,12 +644,12 @@ def worker_image_tag_does_not_exist() -> Bundle:
     return bundle
 
 
-@case("pod-image-pull-failed", "quiet")
+@scenario
 def worker_images_pulled() -> Bundle:
     return healthy()
 
 
-@case("pod-crash-loop", "fires", GPU_WORKERS[1])
+@scenario
 def worker_oom_killed_in_a_loop() -> Bundle:
     bundle = healthy()
     _waiting(
@@ -660,7 +663,7 @@ def worker_oom_killed_in_a_loop() -> Bundle:
     return bundle
 
 
-@case("pod-crash-loop", "quiet")
+@scenario
 def worker_restarted_once_and_recovered() -> Bundle:
     bundle = healthy()
     status = bundle.find("pods", GPU_WORKERS[1])["status"]["containerStatuses"][0]
@@ -668,14 +671,14 @@ def worker_restarted_once_and_recovered() -> Bundle:
     return bundle
 
 
-@case("pod-config-error", "fires", GPU_WORKERS[0])
+@scenario
 def worker_missing_secret() -> Bundle:
     bundle = healthy()
     _waiting(bundle, GPU_WORKERS[0], "CreateContainerConfigError", 'secret "hf-token" not found')
     return bundle
 
 
-@case("pod-config-error", "quiet")
+@scenario
 def worker_config_resolved() -> Bundle:
     return healthy()
 
@@ -700,19 +703,19 @@ GCS_LOG = [
 ]
 
 
-@case("ray-worker-not-joined", "fires", GPU_WORKERS[1])
+@scenario
 def gpu_worker_runs_but_never_joined() -> Bundle:
     bundle = healthy()
     _drop_ray_node(bundle, GPU_WORKERS[1])
     return bundle
 
 
-@case("ray-worker-not-joined", "quiet")
+@scenario
 def every_worker_joined() -> Bundle:
     return healthy()
 
 
-@case("ray-gcs-connection-failed", "fires", GPU_WORKERS[1])
+@scenario
 def worker_log_cannot_reach_gcs() -> Bundle:
     """The Ray layer could not be read, so the log line is the only sign of the broken link."""
     bundle = gpu_worker_runs_but_never_joined()
@@ -723,7 +726,7 @@ def worker_log_cannot_reach_gcs() -> Bundle:
     return bundle
 
 
-@case("ray-gcs-connection-failed", "quiet")
+@scenario
 def worker_log_connected() -> Bundle:
     bundle = healthy()
     bundle.items("logs").append(
@@ -737,7 +740,7 @@ def worker_log_connected() -> Bundle:
     return bundle
 
 
-@case("ray-head-not-ready", "fires", HEAD)
+@scenario
 def head_readiness_probe_failing() -> Bundle:
     bundle = healthy()
     status = bundle.find("pods", HEAD)["status"]
@@ -764,12 +767,12 @@ def head_readiness_probe_failing() -> Bundle:
     return bundle
 
 
-@case("ray-head-not-ready", "quiet")
+@scenario
 def head_ready() -> Bundle:
     return healthy()
 
 
-@case("ray-head-service-no-endpoints", "fires", f"{CLUSTER}-head-svc")
+@scenario
 def head_service_selector_typo() -> Bundle:
     bundle = healthy()
     service = bundle.find("services", f"{CLUSTER}-head-svc")
@@ -778,12 +781,12 @@ def head_service_selector_typo() -> Bundle:
     return bundle
 
 
-@case("ray-head-service-no-endpoints", "quiet")
+@scenario
 def head_service_has_endpoint() -> Bundle:
     return healthy()
 
 
-@case("ray-version-mismatch", "fires", GPU_WORKERS[0])
+@scenario
 def worker_log_version_mismatch() -> Bundle:
     bundle = healthy()
     _drop_ray_node(bundle, GPU_WORKERS[0])
@@ -801,12 +804,12 @@ def worker_log_version_mismatch() -> Bundle:
     return bundle
 
 
-@case("ray-version-mismatch", "quiet")
+@scenario
 def worker_log_without_mismatch() -> Bundle:
     return worker_log_connected()
 
 
-@case("ray-image-version-skew", "fires", CLUSTER)
+@scenario
 def gpu_group_on_newer_ray_image() -> Bundle:
     bundle = healthy()
     group = bundle.find("rayclusters", CLUSTER)["spec"]["workerGroupSpecs"][1]
@@ -814,7 +817,7 @@ def gpu_group_on_newer_ray_image() -> Bundle:
     return bundle
 
 
-@case("ray-image-version-skew", "quiet")
+@scenario
 def cpu_and_gpu_images_same_version() -> Bundle:
     return healthy()
 
@@ -831,14 +834,14 @@ def _policy(ingress: list[dict[str, Any]] | None) -> dict[str, Any]:
     }
 
 
-@case("k8s-network-policy-restricts-ray", "fires", "default-deny-ingress")
+@scenario
 def namespace_denies_all_ingress() -> Bundle:
     bundle = gpu_worker_runs_but_never_joined()
     bundle.items("network_policies").append(_policy(None))
     return bundle
 
 
-@case("k8s-network-policy-restricts-ray", "quiet")
+@scenario
 def namespace_allows_intra_namespace_traffic() -> Bundle:
     bundle = healthy()
     bundle.items("network_policies").append(_policy([{"from": [{"podSelector": {}}]}]))
@@ -848,7 +851,7 @@ def namespace_allows_intra_namespace_traffic() -> Bundle:
 # --- cause 4 ---------------------------------------------------------------------------------
 
 
-@case("ray-gpu-not-registered", "fires", GPU_WORKERS[0])
+@scenario
 def ray_node_reports_no_gpu() -> Bundle:
     bundle = healthy()
     for node in bundle.ray_nodes():
@@ -859,7 +862,7 @@ def ray_node_reports_no_gpu() -> Bundle:
     return bundle
 
 
-@case("ray-gpu-not-registered", "quiet")
+@scenario
 def ray_nodes_report_their_gpus() -> Bundle:
     return healthy()
 
@@ -895,24 +898,24 @@ def _num_gpus_zero() -> Bundle:
     return bundle
 
 
-@case("ray-start-params-hide-gpu", "fires", CLUSTER)
+@scenario
 def gpu_group_declares_zero_gpus() -> Bundle:
     return _num_gpus_zero()
 
 
-@case("ray-start-params-hide-gpu", "quiet")
+@scenario
 def gpu_group_declares_its_gpus() -> Bundle:
     bundle = healthy()
     bundle.find("rayclusters", CLUSTER)["spec"]["workerGroupSpecs"][1]["rayStartParams"] = {"num-gpus": "4"}
     return bundle
 
 
-@case("ray-node-type-omits-gpu", "fires", "{GPU: 1}")
+@scenario
 def gpu_demand_while_template_hides_gpus() -> Bundle:
     return _num_gpus_zero()
 
 
-@case("ray-node-type-omits-gpu", "quiet")
+@scenario
 def gpu_demand_that_fits() -> Bundle:
     bundle = healthy()
     bundle.ray_state["demands"] = [{"shape": {"GPU": 1.0}, "count": 1}]  # type: ignore[index]
@@ -954,25 +957,25 @@ def _hold_all_gpus(bundle: Bundle) -> None:
     )
 
 
-@case("ray-resources-held", "fires", "{GPU: 4}")
+@scenario
 def four_gpu_task_waits_on_detached_actor() -> Bundle:
     bundle = healthy()
     _hold_all_gpus(bundle)
     return _with_demand(bundle, {"GPU": 4.0}, 2, kind="task_or_actor")
 
 
-@case("ray-resources-held", "quiet")
+@scenario
 def four_gpu_task_with_a_free_node() -> Bundle:
     bundle = healthy()
     return _with_demand(bundle, {"GPU": 4.0}, 1, kind="task_or_actor")
 
 
-@case("ray-leftover-actor", "fires", "embedder")
+@scenario
 def actor_of_finished_job_keeps_gpus() -> Bundle:
     return four_gpu_task_waits_on_detached_actor()
 
 
-@case("ray-leftover-actor", "quiet")
+@scenario
 def serve_replica_holds_gpu_legitimately() -> Bundle:
     bundle = healthy()
     bundle.ray_state["actors"].append(  # type: ignore[index]
@@ -990,12 +993,12 @@ def serve_replica_holds_gpu_legitimately() -> Bundle:
     return bundle
 
 
-@case("ray-demand-infeasible", "fires", "{GPU: 8}")
+@scenario
 def eight_gpu_task_on_four_gpu_nodes() -> Bundle:
     return _with_demand(healthy(), {"GPU": 8.0}, 1)
 
 
-@case("ray-demand-infeasible", "fires", "placement group {GPU: 4} + {GPU: 4} (STRICT_PACK)")
+@scenario
 def strict_pack_larger_than_a_node() -> Bundle:
     return _with_demand(
         healthy(),
@@ -1007,7 +1010,7 @@ def strict_pack_larger_than_a_node() -> Bundle:
     )
 
 
-@case("ray-demand-infeasible", "quiet")
+@scenario
 def pack_bundles_fit_on_separate_nodes() -> Bundle:
     bundle = healthy()
     bundle.ray_state["actors"] = []  # type: ignore[index]
@@ -1018,12 +1021,12 @@ def pack_bundles_fit_on_separate_nodes() -> Bundle:
     )
 
 
-@case("ray-gpu-type-unregistered", "fires", "{GPU: 1, accelerator_type:H100: 0.001}")
+@scenario
 def task_asks_for_h100_on_a100_cluster() -> Bundle:
     return _with_demand(healthy(), {"GPU": 1.0, "accelerator_type:H100": 0.001}, 3)
 
 
-@case("ray-gpu-type-unregistered", "quiet")
+@scenario
 def task_asks_for_a100_on_a100_cluster() -> Bundle:
     return _with_demand(healthy(), {"GPU": 1.0, "accelerator_type:A100": 0.001}, 3)
 
@@ -1035,12 +1038,12 @@ def _group_params(resources: str) -> Bundle:
     return bundle
 
 
-@case("ray-group-gpu-model-mismatch", "fires", CLUSTER)
+@scenario
 def a100_group_declares_h100_resource() -> Bundle:
     return _group_params('"{\\"accelerator_type:H100\\": 1}"')
 
 
-@case("ray-group-gpu-model-mismatch", "quiet")
+@scenario
 def a100_group_declares_a100_resource() -> Bundle:
     return _group_params('"{\\"accelerator_type:A100\\": 1}"')
 
@@ -1066,12 +1069,12 @@ def _eight_gpu_group(replicas: int, max_replicas: int) -> Bundle:
     return _with_demand(bundle, {"GPU": 8.0}, 1)
 
 
-@case("ray-group-cannot-grow", "fires", "{GPU: 8}")
+@scenario
 def eight_gpu_group_capped_at_zero() -> Bundle:
     return _eight_gpu_group(0, 0)
 
 
-@case("ray-group-cannot-grow", "quiet")
+@scenario
 def eight_gpu_group_can_scale() -> Bundle:
     return _eight_gpu_group(0, 2)
 
@@ -1086,7 +1089,7 @@ WEBHOOK_MESSAGE = (
 )
 
 
-@case("ray-autoscaler-failures", "fires", CLUSTER)
+@scenario
 def raycluster_replica_failure() -> Bundle:
     bundle = healthy()
     bundle.find("rayclusters", CLUSTER)["status"]["conditions"].append(
@@ -1101,7 +1104,7 @@ def raycluster_replica_failure() -> Bundle:
     return bundle
 
 
-@case("ray-autoscaler-failures", "quiet")
+@scenario
 def raycluster_conditions_clean() -> Bundle:
     return healthy()
 
@@ -1109,7 +1112,7 @@ def raycluster_conditions_clean() -> Bundle:
 # --- cause 10 (application) ------------------------------------------------------------------
 
 
-@case("ray-serve-unhealthy", "fires", "llm")
+@scenario
 def serve_app_fails_to_import() -> Bundle:
     bundle = healthy()
     bundle.ray_state["serve_applications"] = [  # type: ignore[index]
@@ -1131,7 +1134,7 @@ def serve_app_fails_to_import() -> Bundle:
     return bundle
 
 
-@case("ray-serve-unhealthy", "quiet")
+@scenario
 def serve_app_running() -> Bundle:
     bundle = healthy()
     bundle.ray_state["serve_applications"] = [  # type: ignore[index]
@@ -1177,22 +1180,22 @@ DEADLINE = (
 )
 
 
-@case("ray-job-deadline-before-start", "fires", "nightly-eval")
+@scenario
 def rayjob_deadline_while_cluster_starts() -> Bundle:
     return _rayjob("", "Failed", DEADLINE, "DeadlineExceeded")
 
 
-@case("ray-job-deadline-before-start", "quiet")
+@scenario
 def rayjob_deadline_while_running_is_not_before_start() -> Bundle:
     return _rayjob("RUNNING", "Failed", DEADLINE, "DeadlineExceeded")
 
 
-@case("ray-job-deadline-while-running", "fires", "nightly-eval")
+@scenario
 def rayjob_deadline_while_running() -> Bundle:
     return _rayjob("RUNNING", "Failed", DEADLINE, "DeadlineExceeded")
 
 
-@case("ray-job-deadline-while-running", "quiet")
+@scenario
 def rayjob_failed_in_its_code_is_not_a_deadline() -> Bundle:
     return _rayjob(
         "FAILED",
@@ -1202,12 +1205,12 @@ def rayjob_failed_in_its_code_is_not_a_deadline() -> Bundle:
     )
 
 
-@case("ray-job-failed", "quiet")
+@scenario
 def rayjob_ended_by_its_deadline_is_not_a_failed_job() -> Bundle:
     return _rayjob("PENDING", "Failed", DEADLINE, "DeadlineExceeded")
 
 
-@case("ray-job-failed", "fires", "nightly-eval")
+@scenario
 def rayjob_runtime_env_failed() -> Bundle:
     return _rayjob(
         "FAILED",
@@ -1217,12 +1220,12 @@ def rayjob_runtime_env_failed() -> Bundle:
     )
 
 
-@case("ray-job-failed", "quiet")
+@scenario
 def rayjob_running() -> Bundle:
     return _rayjob("RUNNING", "Running", "")
 
 
-@case("kuberay-operator-error", "fires", "llm-service")
+@scenario
 def operator_forbidden_to_create_ingress() -> Bundle:
     bundle = healthy()
     bundle.items("events").append(
@@ -1241,7 +1244,7 @@ def operator_forbidden_to_create_ingress() -> Bundle:
     return bundle
 
 
-@case("kuberay-operator-error", "quiet")
+@scenario
 def quota_refusal_is_not_an_operator_error() -> Bundle:
     return worker_creation_refused_by_quota()
 
@@ -1260,12 +1263,12 @@ def _ray_2_5_dashboard() -> Bundle:
     return bundle
 
 
-@case("ray-serve-not-read", "fires", "ray serve")
+@scenario
 def serve_api_absent_on_ray_2_5() -> Bundle:
     return _ray_2_5_dashboard()
 
 
-@case("ray-serve-not-read", "quiet")
+@scenario
 def serve_read_from_the_rayservice() -> Bundle:
     bundle = _ray_2_5_dashboard()
     bundle.items("rayservices").append(
@@ -1286,12 +1289,12 @@ def serve_read_from_the_rayservice() -> Bundle:
     return bundle
 
 
-@case("ray-serve-not-read", "quiet")
+@scenario
 def serve_api_on_a_newer_dashboard() -> Bundle:
     return healthy()
 
 
-@case("kueue-admission-pending", "fires", PENDING)
+@scenario
 def worker_gated_by_kueue() -> Bundle:
     bundle = healthy()
     drop_gpu_workers(bundle)
@@ -1299,12 +1302,12 @@ def worker_gated_by_kueue() -> Bundle:
     return bundle
 
 
-@case("kueue-admission-pending", "quiet")
+@scenario
 def worker_not_gated() -> Bundle:
     return gpu_worker_fits_after_scale_down()
 
 
-@case("collection-failed", "fires", "kubernetes events")
+@scenario
 def events_forbidden_by_rbac() -> Bundle:
     bundle = healthy()
     bundle.kubernetes.pop("events")
@@ -1319,12 +1322,12 @@ def events_forbidden_by_rbac() -> Bundle:
     return bundle
 
 
-@case("collection-failed", "quiet")
+@scenario
 def everything_readable() -> Bundle:
     return healthy()
 
 
-@case("ray-dashboard-unreachable", "fires", "ray dashboard")
+@scenario
 def dashboard_connection_refused() -> Bundle:
     bundle = head_readiness_probe_failing()
     bundle.ray_state = None
@@ -1338,24 +1341,24 @@ def dashboard_connection_refused() -> Bundle:
     return bundle
 
 
-@case("ray-dashboard-unreachable", "quiet")
+@scenario
 def kubernetes_read_failed_but_dashboard_answered() -> Bundle:
     return events_forbidden_by_rbac()
 
 
-@case("cluster-autoscaler-cannot-scale-up", "fires", PENDING)
+@scenario
 def autoscaler_group_at_max_size() -> Bundle:
     return _ca_event(
         "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector, 1 max node group size reached"
     )
 
 
-@case("cluster-autoscaler-cannot-scale-up", "quiet")
+@scenario
 def autoscaler_only_excluded_unmatching_groups() -> Bundle:
     return autoscaler_groups_do_not_match_selector()
 
 
-@case("karpenter-launch-failed", "fires", PENDING)
+@scenario
 def karpenter_cloud_out_of_capacity() -> Bundle:
     return _karpenter(
         "Failed launching nodeclaim, creating instance, insufficient capacity, with fleet error(s), "
@@ -1364,7 +1367,7 @@ def karpenter_cloud_out_of_capacity() -> Bundle:
     )
 
 
-@case("karpenter-launch-failed", "quiet")
+@scenario
 def karpenter_launched_a_node() -> Bundle:
     bundle = _karpenter(KARPENTER_NO_TYPE)
     bundle.items("events").append(
@@ -1381,7 +1384,7 @@ def karpenter_launched_a_node() -> Bundle:
     return bundle
 
 
-@case("kueue-admission-pending", "fires", "rayjob-nightly-eval-3f2a1")
+@scenario
 def rayjob_waits_for_kueue_quota() -> Bundle:
     bundle = healthy()
     bundle.items("workloads").append(
@@ -1417,3 +1420,16 @@ def rayjob_waits_for_kueue_quota() -> Bundle:
         }
     )
     return bundle
+
+
+def scenario_cases(case_dir: Path = CASE_DIR) -> list[Case]:
+    """The scenario cases filed under ``tests/cases``, each with its builder."""
+    cases = []
+    for path in sorted(case_dir.glob(f"*/*/*{SCENARIO_SUFFIX}")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        name = data["scenario"]
+        cases.append(Case(path.parents[1].name, path.parent.name, name, BUILDERS[name], data.get("subject")))
+    return cases
+
+
+CASES: list[Case] = scenario_cases()

@@ -223,6 +223,36 @@ _OWNER_WAITING = {
 }
 
 
+@detector("job_waits_for_cluster", ("job", "namespace", "status", "cluster_name", "message"))
+def job_waits_for_cluster(ctx: Context, rule: Rule) -> Iterable[Hit]:
+    """A RayJob KubeRay still holds back for its RayCluster (``Initializing``) when the paste shows
+    neither that cluster nor any Pod: KubeRay submits the job only
+    once the cluster is ready, so the reason is in the cluster's Pods, which the paste leaves out.
+    Where Pods or the RayCluster are shown, their own rules say what holds it."""
+    if ctx.kube.pods:
+        return
+    shown = {c.name for c in ctx.kube.rayclusters}
+    for job in ctx.kube.rayjobs:
+        status = job.deployment_status or ""
+        # ``Initializing`` (every KubeRay release) is the one state that means "the cluster is not
+        # ready yet"; the later waits (dashboard, submitter Job, interactive mode) have a cluster.
+        if status != "Initializing" or (job.job_status or "").strip():
+            continue
+        if job.cluster_name and job.cluster_name in shown:
+            continue
+        yield Hit(
+            Subject(kind="RayJob", name=job.name, namespace=job.namespace),
+            (Evidence(source=f"rayjob {job.name}", text=f"{status} {job.cluster_name or ''}".strip()),),
+            {
+                "job": job.name,
+                "namespace": job.namespace,
+                "status": status,
+                "cluster_name": job.cluster_name or "<cluster>",
+                "message": job.message or "",
+            },
+        )
+
+
 def _owner_waiting(ctx: Context, pod: Pod) -> str:
     """The RayJob, RayService or RayCluster of ``pod`` that is still waiting for its cluster."""
     cluster = pod.labels.get(RAY_CLUSTER_LABEL)

@@ -19,6 +19,7 @@ from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.gpu import is_gpu_stack_pod
 from bot.snapshot.kubernetes import Pod
+from bot.terms import Severity
 
 
 @detector("gpu_stack_pods", ("pod", "container", "reason", "message", "image", "restarts", "node"))
@@ -126,7 +127,8 @@ def gpu_stack_daemonsets_idle(ctx: Context, rule: Rule) -> Iterable[Hit]:
     """A GPU-stack DaemonSet placed on no node, in a paste that is about GPUs.
 
     On a cluster without GPU nodes a device plugin with DESIRED 0 is normal, so the row alone is no
-    finding: the paste must also show GPU work or GPU nodes.
+    finding: the paste must also show GPU work or GPU nodes. The same told in a sentence is a
+    retelling (the rule ``reads`` both): a warning at most.
     """
     idle: list[tuple[str, str, str]] = []
     for text in ctx.texts_that_may_match(_IDLE_ROW, _IDLE_TOLD):
@@ -141,6 +143,7 @@ def gpu_stack_daemonsets_idle(ctx: Context, rule: Rule) -> Iterable[Hit]:
     if wanted is None:
         return
     seen: set[str] = set()
+    retold: Severity | None = "warning" if rule.severity == "critical" else None
     for name, namespace, line in idle:
         if line in seen:
             continue
@@ -154,4 +157,5 @@ def gpu_stack_daemonsets_idle(ctx: Context, rule: Rule) -> Iterable[Hit]:
             subject,
             (Evidence(source="daemonsets", text=line[:600]), wanted),
             {"daemonset": name, "namespace": namespace, "line": line[:600], "gpu_signal": wanted.text[:300]},
+            None if name else retold,
         )

@@ -481,6 +481,8 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
         need = _request(demand)
         if not need:
             continue
+        if demand.declared and not (nodes or ray.totals or templates):
+            continue  # only hardware figures in the paste: judged in machine_gpus
         params = {
             **demand_params(demand),
             "count": str(demand.count),
@@ -1331,8 +1333,15 @@ def autoscaler_failures(ctx: Context, rule: Rule) -> Iterable[Hit]:
 
 class TuneParams(StrictRecord):
     # ``queued``: trials wait while others run (they hold what the next one needs); ``never-starts``:
-    # trials wait and none runs, so no trial holds anything, and no demand in the paste says more.
-    verdict: Literal["queued", "never-starts"]
+    # trials wait and none runs, so no trial holds anything, and no demand in the paste says more;
+    # ``held-idle``: trials wait or are paused, none runs, yet Ray reports GPUs in use: something
+    # that is not a running trial (a paused or ended trial's placement group, a leftover actor)
+    # still holds them.
+    verdict: Literal["queued", "never-starts", "held-idle"]
+
+
+# Tune's trials that want GPUs back: PENDING ones to start, PAUSED ones to resume.
+_WAITING_TRIALS = ("PENDING", "PAUSED")
 
 
 def _usage_line(ray: RayState) -> str:
@@ -1343,12 +1352,32 @@ def _usage_line(ray: RayState) -> str:
     )
 
 
-@detector("tune_trials", ("pending", "running", "message", "usage", "full"), TuneParams)
+def _gpus_held_idle(ray: RayState) -> bool:
+    """No trial runs, some wait or are paused, and Ray's own figures show GPUs in use.
+
+    "None runs" needs a summary line (it counts every trial) or paused trials: a cut table or an
+    old-style list that shows only PENDING rows may have lost its RUNNING ones, whose GPUs Tune's
+    own ``Resources requested`` line then counts."""
+    tune = ray.tune
+    if tune is None or tune.running > 0 or not any(tune.counts.get(s, 0) for s in _WAITING_TRIALS):
+        return False
+    summary = any(quote.startswith(("Number of trials", "Trial status")) for quote in tune.quotes)
+    if not summary and tune.counts.get("PAUSED", 0) <= 0:
+        return False
+    return ray.totals.get("GPU", 0.0) > 0 and ray.used.get("GPU", 0.0) > 0
+
+
+@detector("tune_trials", ("pending", "running", "paused", "message", "usage", "full"), TuneParams)
 def tune_trials(ctx: Context, rule: Rule) -> Iterable[Hit]:
     wanted = TuneParams(**rule.params).verdict
     ray = ctx.ray
     tune = ray.tune if ray else None
-    if ray is None or tune is None or tune.pending <= 0:
+    if ray is None or tune is None:
+        return
+    if wanted == "held-idle":
+        if not _gpus_held_idle(ray):
+            return
+    elif tune.pending <= 0:
         return
     if wanted == "queued" and tune.running <= 0:
         return
@@ -1359,12 +1388,15 @@ def tune_trials(ctx: Context, rule: Rule) -> Iterable[Hit]:
     usage = _usage_line(ray)
     full = [k for k in ("GPU", "CPU") if ray.totals.get(k, 0.0) > 0 and ray.used.get(k, 0.0) >= ray.totals[k]]
     evidence = [Evidence(source="tune status", text=quote) for quote in tune.quotes[:5]]
+    if wanted == "held-idle":
+        evidence.append(Evidence(source="ray resources in use", text=usage))
     yield Hit(
         Subject(kind="TuneExperiment", name=None),
         tuple(evidence),
         {
             "pending": str(tune.pending),
             "running": str(tune.running),
+            "paused": str(tune.counts.get("PAUSED", 0)),
             "message": next(
                 (q for q in tune.quotes if q.startswith(("Number of trials", "Trial status"))),
                 ", ".join(f"{count} {state}" for state, count in sorted(tune.counts.items())),

@@ -29,11 +29,11 @@ from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.read.quantity import format_amount
 from bot.read.scheduler_message import (
+    REASON_UNBOUND_PVC,
     SCHEDULER_HEADS,
     has_scheduler_head,
     insufficient_resource,
     is_by_design_taint,
-    normalise_reason,
     parse_scheduler_message,
     reason_category,
     taint_of,
@@ -236,7 +236,7 @@ def _structural(
     if gap is not None:
         key, value, present = gap
         return "gpu-label-missing", {"gpu_label": key, "gpu_value": value, "known_values": ", ".join(present)}
-    if explanation.prefilter_reason:
+    if explanation.prefilter_reason == REASON_UNBOUND_PVC:
         return "volume", {}
     if explanation.fitting_nodes:
         return None
@@ -490,15 +490,10 @@ def _agreement(explanation: FitExplanation, event: Event | None) -> list[Evidenc
     )
     if event is None:
         return [ours]
-    parsed = parse_scheduler_message(event.message)
-    if parsed is None:
+    agrees = explanation.agrees_with(event.message)
+    if agrees is None:
         return [ours]
-    total, reasons, prefilter = parsed
-    mine = Counter({normalise_reason(r): c for r, c in explanation.reasons.items()})
-    theirs = Counter({normalise_reason(r): c for r, c in reasons.items()})
-    if prefilter:
-        theirs[normalise_reason(prefilter)] += total
-    if mine == theirs and total == explanation.total_nodes:
+    if agrees:
         return [
             Evidence(
                 source="raydiag fit replay (agrees with the scheduler)",
@@ -550,8 +545,9 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
         FitExplainer(
             nodes,
             ctx.requested_by_node,
-            # Only pod affinity needs the Pods of each node; the index is not built otherwise.
-            ctx.pods_by_node if any(p.pod_affinity_terms for p in ctx.unscheduled_pods) else None,
+            # Pod affinity, the pending Pods' own and the bound Pods' anti-affinity, needs the Pods
+            # of each node (the snapshot's index, built anyway).
+            ctx.pods_by_node,
         )
         if complete
         else None
@@ -578,7 +574,10 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
                 tuple(repr(t) for t in pod.required_node_terms),
                 tuple(repr(t) for t in pod.tolerations),
                 tuple(repr(t) for t in pod.pod_affinity_terms),
-                tuple(sorted(pod.labels.items())) if pod.pod_affinity_terms else (),
+                # Affinity terms select Pods by labels and namespace, a Pod's own or those bound.
+                (pod.namespace, tuple(sorted(pod.labels.items())))
+                if pod.pod_affinity_terms or explainer.anti_affinity_holders
+                else (),
                 tuple(unbound),
             )
             judged = cache.get(signature)

@@ -7,6 +7,9 @@ request shape it matched. A pasted line carries no pod or object of its own, so 
 that names its Pod, or an operator log line that names its RayJob, becomes a finding about that
 object and fills the commands with its name. ``quote`` names the group shown as evidence when the
 whole line would bury it (a JSON log line is mostly fields nobody needs); it is still verbatim.
+``retold`` holds the patterns over a person's retelling of a tool's output ("Ray doesn't detect my
+GPUs"); the rule says ``reads: [.., retelling]``, and a subject seen only through them is reported
+at ``warning`` at most, never ``critical`` (``bot.catalogue.Reading``).
 """
 
 from __future__ import annotations
@@ -21,27 +24,36 @@ from bot.classify.context import Context, Text
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.base import StrictRecord
+from bot.terms import Severity
 
 MAX_EVIDENCE_PER_SUBJECT = 5
 MAX_LINE = 600
 
 
 class TextParams(StrictRecord):
-    patterns: list[str]
+    patterns: list[str] = field(default_factory=list)
+    retold: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     sources: list[str] | None = None
     object_kinds: list[str] | None = None
     quote: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.patterns:
-            raise ValueError("patterns: should have at least 1 item")
+        if not self.patterns and not self.retold:
+            raise ValueError("patterns: should have at least 1 item (or retold)")
+
+    @property
+    def searched(self) -> tuple[str, ...]:
+        """The tool-output patterns first, then the retellings."""
+        return (*self.patterns, *self.retold)
 
     def check(self) -> None:
         """That every pattern compiles, alone and in the rule's alternation, and that ``quote``
         names a group of one. Only compiling the catalogue calls it (``DetectorSpec.check_params``):
         a rule compiles its patterns when a line first needs them."""
-        for name, values in (("patterns", self.patterns), ("exclude", self.exclude)):
+        for name, values in (("patterns", self.patterns), ("retold", self.retold), ("exclude", self.exclude)):
+            if not values:
+                continue
             for pattern in values:
                 try:
                     re.compile(pattern)
@@ -53,7 +65,7 @@ class TextParams(StrictRecord):
                 raise ValueError(
                     f"{name}: patterns cannot be searched as one alternation: {error}"
                 ) from error
-        if self.quote is not None and not any(self.quote in _compiled(p).groupindex for p in self.patterns):
+        if self.quote is not None and not any(self.quote in _compiled(p).groupindex for p in self.searched):
             raise ValueError(f"quote: {self.quote!r} is not a named group of any pattern")
 
 
@@ -118,10 +130,13 @@ def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
     params = TextParams(**rule.params)
     any_pattern: re.Pattern[str] | None = None
     sources = frozenset(params.sources) if params.sources else None
+    searched = params.searched
     grouped: dict[Subject, tuple[dict[str, str], list[Evidence]]] = {}
+    # The subjects some tool-output line showed; the others were only retold.
+    shown: set[Subject] = set()
     seen_lines: set[str] = set()
     # Only the lines that hold one of the patterns' literal needles (``bot.classify.lines``).
-    for text in ctx.texts_that_may_match(*params.patterns):
+    for text in ctx.texts_that_may_match(*searched):
         if sources is not None and text.source not in sources:
             continue
         if params.object_kinds is not None and text.object_kind not in params.object_kinds:
@@ -132,14 +147,16 @@ def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
         if line in seen_lines:
             continue
         seen_lines.add(line)
-        any_pattern = any_pattern or _any_of(tuple(params.patterns))
+        any_pattern = any_pattern or _any_of(searched)
         if not any_pattern.search(line):
             continue
-        match = next((m for p in params.patterns if (m := _compiled(p).search(line))), None)
+        match, pattern = next(((m, p) for p in searched if (m := _compiled(p).search(line))), (None, ""))
         if match is None or any(_compiled(x).search(line) for x in params.exclude):
             continue
         groups = {k: v for k, v in match.groupdict().items() if v}
         subject = _subject(text, groups)
+        if pattern not in params.retold:
+            shown.add(subject)
         found = grouped.get(subject)
         if found is None:
             found = (_facts(text, groups, line), [])
@@ -152,5 +169,6 @@ def text_match(ctx: Context, rule: Rule) -> Iterable[Hit]:
             where = f"{text.source} {text.pod}" if text.pod else text.source
             quoted = groups.get(params.quote, line) if params.quote else line
             found[1].append(Evidence(source=where, text=quoted[:MAX_LINE]))
+    retold_severity: Severity | None = "warning" if rule.severity == "critical" else None
     for subject, (values, evidence) in grouped.items():
-        yield Hit(subject, tuple(evidence), values)
+        yield Hit(subject, tuple(evidence), values, None if subject in shown else retold_severity)

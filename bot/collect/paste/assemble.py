@@ -276,6 +276,7 @@ def _ray_nodes(nodes: list[RayNode]) -> list[RayNode]:
 
 def _ray(found: Found) -> RayState | None:
     status = found.ray_status
+    without_gpus = python_code.work_without_gpus(found.code)
     if not (
         status
         or found.ray_nodes
@@ -287,6 +288,8 @@ def _ray(found: Found) -> RayState | None:
         or found.placement_groups
         or (found.tune and found.tune.counts())
         or found.code.declared
+        or without_gpus
+        or found.ray_starts
     ):
         return None
     return RayState(
@@ -303,6 +306,8 @@ def _ray(found: Found) -> RayState | None:
         accelerator_types_hidden=status.hides_accelerator_types if status else False,
         demands=found.demands,
         declared_demands=found.code.declared,
+        work_without_gpus=without_gpus,
+        start_commands=found.ray_starts,
         constraints=found.constraints,
         node_types=found.node_types,
         actors=found.ray_actors,
@@ -323,11 +328,21 @@ def build(found: Found) -> Snapshot:
         notes.append(f"{count:,} further {kind} were left out to keep the snapshot small")
     notes.extend(found.notes)
     # Prose is kept as text for the phrase rules, but prose alone is no recognised output.
-    if kubernetes is None and ray is None and not (found.texts and found.formats):
+    if kubernetes is None and ray is None and not (found.texts and found.formats) and not found.nvidia_smi:
         notes = [NOTHING_RECOGNISED, *found.notes]
     stated = Stated(
-        versions=found.stated_versions, node_gpus=found.stated_gpus, join_gaps=found.stated_join_gaps
+        versions=found.stated_versions,
+        node_gpus=found.stated_gpus,
+        join_gaps=found.stated_join_gaps,
+        symptoms=found.stated_symptoms,
+        demands=found.stated_demands,
     )
     return Snapshot(
-        origin="paste", kubernetes=kubernetes, ray=ray, texts=found.texts, stated=stated or None, notes=notes
+        origin="paste",
+        kubernetes=kubernetes,
+        ray=ray,
+        texts=found.texts,
+        stated=stated or None,
+        nvidia_smi=found.nvidia_smi,
+        notes=notes,
     )
