@@ -12,10 +12,8 @@ Free capacity is allocatable minus the requests of the non-terminated Pods bound
 never live usage: GPUs cannot be overcommitted, and a quiet node can still be full.
 
 Nodes that look alike (same labels, taints and cordon state) are judged once for the static
-filters, and the resource filter compares a Pod's requests with every eligible node at once (one
-numpy array of free amounts per resource), which keeps the cost low on clusters with thousands of
-nodes; below ``ARRAY_TABLE_FROM`` nodes the same checks run on plain lists, cheaper there than
-importing numpy.
+filters, and the resource filter reads a Pod's requests against one list of free amounts per
+resource (see ``_ListTable`` for why plain lists and not numpy).
 Per-node shortfalls are spelt out only for the few nodes that came closest: a message names
 those, and thousands of objects for nodes nobody reads about would cost more than the replay.
 """
@@ -26,11 +24,6 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, overload
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
 
 from bot.read.quantity import format_amount
 from bot.read.scheduler_message import (
@@ -139,20 +132,10 @@ class FitExplanation:
         return total == self.total_nodes and comparable_reasons(self.reasons, theirs) == theirs
 
 
-# Below this many nodes the resource filter runs on plain lists and numpy is not imported at all.
-# Measured on 2 shared cores (one replay per pending-Pod template, which is what a diagnosis runs):
-# importing numpy costs 93-144 ms per process; a replay costs 0.13/0.23 ms (lists/numpy) on 16
-# nodes, 0.29/0.24 on 64, 0.94/0.35 on 256, 1.8/0.41 on 512, 3.3/0.58 on 1,024 and 22/3.0 on
-# 5,000. Lists are slower per replay from about 64 nodes, but numpy wins back its import only
-# after 70-180 templates at 512 nodes (35-60 at 1,024, 5-10 at 5,000); clusters have tens.
-ARRAY_TABLE_FROM = 512
-
-
 @dataclass(frozen=True)
 class _Check:
     """One NodeResourcesFit test: a node lacks ``resource`` when ``needed > free + tolerance``.
 
-    The same expressions serve one free amount (the list table) and a column of them (numpy's).
     A resource no node lists as allocatable is lacking on every node, whatever the tolerance; its
     gap counts free as zero.
     """
@@ -162,18 +145,10 @@ class _Check:
     tolerance: float
     reason: str
 
-    @overload
-    def lacks(self, free: float) -> bool: ...
-    @overload
-    def lacks(self, free: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]: ...
-    def lacks(self, free: float | npt.NDArray[np.float64]) -> bool | npt.NDArray[np.bool_]:
+    def lacks(self, free: float) -> bool:
         return self.needed > free + self.tolerance
 
-    @overload
-    def gap(self, free: float) -> float: ...
-    @overload
-    def gap(self, free: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
-    def gap(self, free: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
+    def gap(self, free: float) -> float:
         """How far a node is from passing, as a share of the need (summed over what it lacks)."""
         return (self.needed - free) / self.needed
 
@@ -215,7 +190,17 @@ def free_columns(
 
 
 class _ListTable:
-    """Free amounts as Python lists, one per resource: small clusters, numpy never imported."""
+    """Free amounts as Python lists, one per resource.
+
+    A numpy table (every eligible node compared at once) was measured beside this one and removed
+    (benchmarks/bench_fit_tables.py, 2026-12-04, 2 loaded cores; BENCHMARKS.md "The fit replay: one
+    resource table"). The static filters leave a replay few nodes, so the tables' own time was
+    small: 10/12 ms (lists/numpy, all replays of one classify) at 500 nodes, 35/18 ms at 1,000 and
+    114/68 ms at 5,000 nodes and 73 replays, against a classify of 0.16, 0.25 and 2.0 s CPU. numpy's
+    import (81-108 ms CPU) outweighs that in every fresh process, and it made a five-node ``raydiag
+    diagnose`` 21 % slower (602 against 497 ms CPU); in a long-running bot it would save at most 45
+    ms at 5,000 nodes, 2.3 % of classify alone and less of an answer that also collects the cluster.
+    """
 
     def __init__(self, columns: dict[str, list[float]]) -> None:
         self._columns = columns
@@ -231,7 +216,7 @@ class _ListTable:
         by_node = list(zip(*lacks, strict=True))
 
         def rank(position: int) -> tuple[int, float, int]:
-            # The gap is summed in check order, as the numpy table sums its columns.
+            # The gap is summed in check order.
             gap = 0.0
             for check, flags, free in zip(checks, lacks, frees, strict=True):
                 if flags[position]:
@@ -246,40 +231,6 @@ class _ListTable:
         )
 
 
-class _ArrayTable:
-    """Free amounts as one numpy array (a row per resource): every eligible node compared at once."""
-
-    def __init__(self, columns: dict[str, list[float]]) -> None:
-        import numpy as np  # noqa: PLC0415 - lazy: numpy (~0.14 s) only for large clusters
-
-        self._rows = {name: row for row, name in enumerate(columns)}
-        self._free = np.array(list(columns.values()), dtype=np.float64)
-
-    def replay(self, checks: Sequence[_Check], eligible: Sequence[int]) -> _Replay:
-        import numpy as np  # noqa: PLC0415 - lazy, see __init__
-
-        positions = np.array(eligible, dtype=np.intp)
-        frees: list[npt.NDArray[np.float64] | None] = []
-        rows: list[npt.NDArray[np.bool_]] = []
-        for check in checks:
-            row = self._rows.get(check.resource)
-            free = None if row is None else self._free[row, positions]
-            frees.append(free)
-            rows.append(np.ones(len(eligible), dtype=bool) if free is None else check.lacks(free))
-        lacks = np.vstack(rows)
-        fits = ~np.any(lacks, axis=0)
-        short = np.flatnonzero(~fits)
-        gap = np.zeros(len(short))
-        for check, flags, free in zip(checks, lacks, frees, strict=True):
-            gap += np.where(flags[short], check.gap(0.0 if free is None else free[short]), 0.0)
-        order = np.lexsort((short, gap, lacks[:, short].sum(axis=0)))[:CLOSEST_KEPT]
-        return _Replay(
-            counts=lacks.sum(axis=1).tolist(),
-            fitting=np.flatnonzero(fits).tolist(),
-            closest=sorted(short[order].tolist()),
-        )
-
-
 class FitExplainer:
     """Replays kube-scheduler's filters for Pods against one set of nodes."""
 
@@ -288,8 +239,6 @@ class FitExplainer:
         nodes: Sequence[Node],
         requested_by_node: Mapping[str, Mapping[str, float]],
         pods_by_node: Mapping[str, Sequence[Pod]] | None = None,
-        *,
-        array_from: int | None = None,  # ARRAY_TABLE_FROM unless a test forces a table
     ) -> None:
         self.nodes = list(nodes)
         self.requested = requested_by_node
@@ -303,9 +252,7 @@ class FitExplainer:
         self._free: dict[str, dict[str, float]] = {}
         self._domains: dict[str, dict[str, list[Pod]]] = {}
         self._holders: list[tuple[Node, Pod]] | None = None
-        columns = free_columns(self.nodes, requested_by_node)
-        large = len(self.nodes) >= (ARRAY_TABLE_FROM if array_from is None else array_from)
-        self._table = _ArrayTable(columns) if large else _ListTable(columns)
+        self._table = _ListTable(free_columns(self.nodes, requested_by_node))
         self._class_names = {key: [self.nodes[p].name for p in group] for key, group in self._classes.items()}
 
     def free(self, node: Node) -> dict[str, float]:

@@ -55,6 +55,48 @@ class Template:
     quote: str
 
 
+@dataclass(frozen=True)
+class Constructor:
+    """A pasted class's own ``__init__``: what it accepts, read from its ``def`` line.
+
+    ``parameters`` are ``(name, kind, has_default)`` without ``self``, ``kind`` named as
+    :class:`inspect.Parameter` names it (``POSITIONAL_ONLY``, ``POSITIONAL_OR_KEYWORD``,
+    ``VAR_POSITIONAL``, ``KEYWORD_ONLY``, ``VAR_KEYWORD``); None when what the class accepts is not
+    certain from the paste (no own ``__init__``, a ``__new__``, a metaclass, a decorator that may
+    wrap it). ``kind`` is ``actor`` (``@ray.remote``), ``deployment`` (``@serve.deployment``) or
+    ``class``. ``stored_args``/``stored_kwargs``: Serve 1.x's ``init_args``/``init_kwargs`` given to
+    the decorator (a count, names), which ``deploy()`` without arguments passes; ``stored_unknown``
+    when one is given as no literal.
+    """
+
+    name: str
+    kind: str
+    parameters: tuple[tuple[str, str, bool], ...] | None
+    init_quote: str
+    quote: str
+    stored_args: int | None = None
+    stored_kwargs: tuple[str, ...] | None = None
+    stored_unknown: bool = False
+
+
+@dataclass(frozen=True)
+class Creation:
+    """``X.remote(...)``, ``X.bind(...)`` or ``X.deploy(...)`` (through ``.options(...)`` or not):
+    the arguments it passes to X's constructor, as a count and names. ``positional`` is None for a
+    ``*args``, ``keywords`` None for a ``**kwargs`` (what they hold is unknown). ``stored_*``: Serve
+    1.x's ``.options(init_args=..., init_kwargs=...)`` on the way, as in :class:`Constructor`."""
+
+    target: str
+    api: str  # remote | bind | deploy
+    positional: int | None
+    keywords: tuple[str, ...] | None
+    quote: str
+    stores: bool = False
+    stored_args: int | None = None
+    stored_kwargs: tuple[str, ...] | None = None
+    stored_unknown: bool = False
+
+
 @dataclass
 class CodeFacts:
     requests: list[Request] = field(default_factory=list)
@@ -74,6 +116,13 @@ class CodeFacts:
     unknown: list[str] = field(default_factory=list)
     # The requests as demands, once joined with a pasted cluster (``settle``).
     declared: list[Demand] = field(default_factory=list)
+    # Classes with their own ``__init__``, by name (None: defined twice, differently), the names
+    # that stand for them (``A = ray.remote(B)``: A → (B, "actor"); ``A2 = A.options(...)``: A2 →
+    # (A, "")), and the calls that construct them: joined once the paste is read
+    # (:mod:`bot.read.constructor_calls`), since a class and its call may sit in different fences.
+    constructors: dict[str, Constructor | None] = field(default_factory=dict)
+    aliases: dict[str, tuple[str, str]] = field(default_factory=dict)
+    creations: list[Creation] = field(default_factory=list)
     # Characters parsed so far in this paste: the parse budget is per paste, not per block.
     chars_parsed: int = 0
     settled: bool = False

@@ -32,7 +32,9 @@ What is read (the keywords of Ray's own APIs, ``ray/_private/ray_option_utils.py
 anywhere in the paste once the paste is read. A Tune trial's or a Train run's request becomes a
 demand only when the paste shows trials waiting (:mod:`bot.read.tune_status`). A Serve config
 pasted as YAML is read by :mod:`bot.read.serve_config` into the same record, with the same
-meaning of Ray's options (:func:`resource_options`, :func:`with_defaults`).
+meaning of Ray's options (:func:`resource_options`, :func:`with_defaults`). The same walk records
+the classes and the calls that construct them (:mod:`bot.read.constructor_calls`), whose arguments
+are bound to the class's ``__init__`` once the paste is read.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.read import tune_status
+from bot.read import constructor_calls, tune_status
 from bot.read.code_facts import CodeFacts, LocalNode, Request, Template
 from bot.read.formats import Format, Tag
 from bot.read.found import Found
@@ -997,6 +999,7 @@ def _read_tree(reading: _Reading, segment: _Segment) -> None:
                 if isinstance(k, ast.Constant) and isinstance(k.value, str)
             }
             _vllm(reading, pairs, reading.quote(node, text), times)
+    constructor_calls.read_tree(segment.tree, reading.lines, reading.facts)
 
 
 def _assigned(reading: _Reading, name: str, value: ast.expr, text: str) -> None:

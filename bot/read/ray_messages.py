@@ -515,7 +515,7 @@ def read_message(text: str, found: Found) -> bool:
     recognised = _read_vllm(text, found) or recognised
     recognised = tune_status.read_line(text, found) or recognised
     recognised = ray_resource_figures.read_figure_line(text, found) or recognised
-    ray_start_command.read_line(text, found)
+    recognised = ray_start_command.read_line(text, found) or recognised
     lowered = text.lower()
     if _CONNECTION.search(lowered):
         found.recognise(CONNECTION_FORMAT)

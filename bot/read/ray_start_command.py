@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from bot.read.formats import Format, Tag
 from bot.read.found import Found
 from bot.snapshot.ray import RayStartCommand
 
@@ -26,6 +27,8 @@ _COMMAND = re.compile(
 _ENV = re.compile(r"(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S*)")
 _MAX_LINE = 2000
 MAX_COMMANDS = 50
+# A start command is how the person ran Ray: the cluster's own configuration, as a launcher's YAML is.
+RAY_START_FORMAT = Format("ray start commands", Tag.RAY_CLUSTER_CONFIG)
 
 
 def _flag(args: list[str], *names: str) -> str | None:
@@ -64,8 +67,13 @@ def parse(text: str) -> RayStartCommand | None:
     )
 
 
-def read_line(text: str, found: Found) -> None:
-    """Keep a ``ray start`` command line as a fact; the line stays text for the rules that quote it."""
+def read_line(text: str, found: Found) -> bool:
+    """Keep a ``ray start`` command line as a fact; the line stays text for the rules that quote it.
+    Whether the line was one (the paste's notes then say that start commands were read)."""
     command = parse(text)
-    if command is not None and len(found.ray_starts) < MAX_COMMANDS and command not in found.ray_starts:
+    if command is None:
+        return False
+    found.recognise(RAY_START_FORMAT)
+    if len(found.ray_starts) < MAX_COMMANDS and command not in found.ray_starts:
         found.ray_starts.append(command)
+    return True

@@ -199,6 +199,19 @@ class RayStartCommand(_Model):
     visible_devices: str | None = None
 
 
+class ConstructorMismatch(_Model):
+    """Pasted code constructs a class it also pastes with arguments its ``__init__`` cannot take:
+    an actor (``A.remote(...)``) or a Serve deployment (``X.bind(...)``, ``X.deploy(...)``).
+    ``error`` is what binding the call's arguments to the ``__init__`` gives (Python's
+    ``inspect.Signature.bind``, which Ray also calls before it creates an actor)."""
+
+    kind: str  # actor | deployment
+    class_name: str
+    init: Redacted = ""
+    call: Redacted = ""
+    error: str = ""
+
+
 class RayState(_Model):
     version: str | None = None
     nodes: list[RayNode] = field(default_factory=list)
@@ -223,6 +236,8 @@ class RayState(_Model):
     # Remote functions and actor classes pasted code declares with no GPU while nothing in it asks
     # for one (``@ray.remote … def f``): Ray hides every GPU from their workers.
     work_without_gpus: list[str] = field(default_factory=list)
+    # Pasted constructions of pasted classes whose arguments their ``__init__`` cannot take.
+    constructor_mismatches: list[ConstructorMismatch] = field(default_factory=list)
     # ``ray start`` command lines pasted as the way the cluster was started.
     start_commands: list[RayStartCommand] = field(default_factory=list)
     constraints: list[ResourceConstraint] = field(default_factory=list)

@@ -5,9 +5,16 @@ side is the demo's recorded KubeRay state (Pod IPs match the raylets), varied pe
 served over HTTP to the real collector. Tests run in file order: the healthy cluster first, then
 the broken workload is started once and stays for the rest.
 
-Loopback API server: no fault; it serves the demo's state recorded on GKE, varied per cause in
-milliseconds around one Ray cluster. The compound incident on the real control plane (operator,
-scheduler, kubelet-made raylets, the shipped ServiceAccount) is test_compound_real_stack.py.
+Loopback API server, for what the real control plane cannot be made to give: a count of every
+request a diagnosis makes (test_compound_incident_in_triage_order holds them under 40),
+cluster-autoscaler's own
+NotTriggerScaleUp event (no cluster-autoscaler runs there, and an event we posted would be ours,
+which is what the recorded one already is, verbatim), and the demo's KubeRay state as recorded on
+GKE, varied per cause around one Ray cluster whose raylets run at the demo's fixed IPs
+(127.0.0.2-.4), joined to it by Pod IP: on the real plane Pod IPs are the stand-in kubelet's, and
+the operator replaces Pods we edit by hand. Causes 1, 2, 3, 5, 6, 7 and 8 on the real control plane
+(operator, scheduler, kubelet-made raylets, the shipped ServiceAccount) are
+test_compound_real_stack.py and test_live_kubernetes.py.
 """
 
 from __future__ import annotations

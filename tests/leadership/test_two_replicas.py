@@ -5,8 +5,10 @@ The schedule fires every minute (cron's finest grain), in digest mode so that ev
 so this test waits for minute boundaries: about one to two and a half minutes of real time. The
 Lease timings are the smallest the client accepts (3 s / 2 s / 1 s) so the takeover itself is fast.
 
-Loopback API server: no fault; only its Lease is used, and it starts in milliseconds (the Lease on
-the real kube-apiserver: tests/integration/test_compound_real_stack.py).
+Kubernetes is the real control plane (tests/support/controlplane.py): both replicas take the Lease
+of deploy/base/leader-election.yaml with a token of the shipped ServiceAccount, so the conflicts
+they meet are kube-apiserver's own (optimistic concurrency on the Lease's resourceVersion), and the
+scheduled runs read the cluster through the shipped ClusterRole.
 """
 
 from __future__ import annotations
@@ -20,22 +22,30 @@ import pytest
 import yaml
 
 from bot.store import open_store
+from tests.integration.test_compound_real_stack import install_shipped_rbac, service_account_kubeconfig
 from tests.support import cluster
 from tests.support.bot_process import BotProcess, bot_process, free_port
-from tests.support.kube_api import KubeAPI, ObjectStore, serve
+from tests.support.controlplane import CONTEXT, ControlPlaneUnavailable, running_controlplane
 from tests.support.postgres import PostgresServer, shared
 from tests.support.slack_api import serve_slack
 from tests.support.waiting import eventually
+
+# Two `raydiag serve` processes share the loopback addresses with the real-Ray modules' fixtures.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
 
 CHANNEL = "C0HEALTH01"
 
 
 @pytest.fixture
-def kube() -> Iterator[KubeAPI]:
-    store = ObjectStore.from_bundle(cluster.healthy())
-    store.ensure_namespaces("raydiag")
-    with serve(store) as api:
-        yield api
+def kubeconfig(tmp_path: Path) -> Iterator[Path]:
+    """A token of the shipped ServiceAccount on a real control plane, with deploy/base's RBAC."""
+    try:
+        with running_controlplane() as plane:
+            install_shipped_rbac(plane)
+            plane.namespace(cluster.NS)
+            yield service_account_kubeconfig(plane, tmp_path / "kubeconfig")
+    except ControlPlaneUnavailable as error:  # a build that fails is a failure, never a skip
+        pytest.fail(str(error), pytrace=False)
 
 
 def _leading(bot: BotProcess) -> bool | None:
@@ -63,9 +73,8 @@ def _wait_for_quiet_second() -> None:
 
 
 def test_one_replica_posts_and_the_other_takes_over_when_it_is_killed(
-    kube: KubeAPI, postgres: PostgresServer, tmp_path: Path
+    kubeconfig: Path, postgres: PostgresServer, tmp_path: Path
 ) -> None:
-    kubeconfig = kube.kubeconfig(tmp_path / "kubeconfig")
     state_url = shared.fresh_database(postgres)
     config = tmp_path / "raydiag.yaml"
     config.write_text(
@@ -77,7 +86,7 @@ def test_one_replica_posts_and_the_other_takes_over_when_it_is_killed(
                         "namespace": cluster.NS,
                         "raycluster": cluster.CLUSTER,
                         "kubeconfig": str(kubeconfig),
-                        "context": "loopback",
+                        "context": CONTEXT,
                         "dashboard_url": f"http://127.0.0.1:{free_port()}",
                     }
                 ],
@@ -94,7 +103,7 @@ def test_one_replica_posts_and_the_other_takes_over_when_it_is_killed(
                     "renew_deadline_s": 2,
                     "retry_period_s": 1,
                     "kubeconfig": str(kubeconfig),
-                    "context": "loopback",
+                    "context": CONTEXT,
                 },
             }
         ),

@@ -5,9 +5,14 @@ with ``accelerator_type:A100`` on 127.0.0.3 and one with ``accelerator_type:T4``
 The raylets get this venv's ``bin`` first on PATH, so the probe job's ``python`` has Ray, as it does
 in Ray's images. Tests that need no cluster come first.
 
-Loopback API server: no fault; it serves head Service states (no endpoints, head not Ready, no
-Service) beside a real Ray head at the demo's IPs. The head check as the shipped ServiceAccount on
-the real control plane is in tests/integration/test_compound_real_stack.py.
+Loopback API server, for what the real control plane cannot be made to show: the head check's
+verdicts are read from the head Service's Endpoints (no endpoints, an address not Ready, an
+address whose ports answer), and Endpoints are written by kube-controller-manager's endpoints and
+EndpointSlice controllers, which tests/support/controlplane.py does not run. There every Service
+has none, so each state here would be our hand-written Endpoints either way; the loopback server
+serves them beside a real Ray head at the demo's IPs, and is also the "not a Ray dashboard" the
+GPU probe refuses. The head check as the shipped ServiceAccount on the real control plane (the
+Service and head Pod the operator made, no 403) is in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations

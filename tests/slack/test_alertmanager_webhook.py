@@ -6,8 +6,11 @@ in ``alertmanager.channel``; Alertmanager's re-sends with the same findings get 
 resolution gets one line in that thread. A wrong token or a body that is not a notification is
 refused and changes nothing.
 
-Loopback API server: no fault; it serves a recorded scenario to the bot process. The diagnosis path
-it reaches runs on the real control plane in tests/integration/test_compound_real_stack.py.
+Kubernetes here is one read: the receiver GETs the alert's Pod to find its RayCluster; the diagnosis
+itself is the recorded scenario's snapshot (``recorded``), not a live read. The loopback API server
+serves that Pod from the scenario. Not yet moved to the real control plane (issue 24, point 5): a
+real one could serve the Pod, and this module is the next to move; the live diagnosis path itself
+runs on the real plane in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations

@@ -3,8 +3,12 @@
 Diagnoses are real: the configured cluster's kubeconfig points at the loopback Kubernetes API
 server serving a scenario, and the collector, classifier and renderer all run.
 
-Loopback API server: no fault; it serves each recorded scenario in milliseconds. The diagnosis path
-behind the bot runs on the real control plane in tests/integration/test_compound_real_stack.py.
+Kubernetes: most tests diagnose the recorded scenario's snapshot (``recorded``) and read nothing
+through the loopback API server, which only gives the configuration's kubeconfig a live address;
+one (``live=True``, the missing toleration) runs the live collector against it. That one is not yet
+moved to the real control plane (issue 24, point 5); the same cause read live from the real
+scheduler's own event is in tests/integration/test_live_kubernetes.py, and the diagnosis path
+behind the bot as the shipped ServiceAccount in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations

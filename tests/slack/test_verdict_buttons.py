@@ -6,8 +6,10 @@ Diagnoses are real (recorded scenarios served by the loopback Kubernetes API, pa
 cases); every message and the modal go through the stand-in's Block Kit checks. The verdicts end
 as a corpus batch that ``raydiag corpus export`` writes, checked by the corpus's own meta-tests.
 
-Loopback API server: no fault; it serves recorded scenarios for the diagnoses the buttons follow.
-The diagnosis path runs on the real control plane in tests/integration/test_compound_real_stack.py.
+Kubernetes is never read here: the diagnoses are the recorded scenarios' snapshots (``recorded``),
+and the loopback API server only gives the configuration's kubeconfig a live address (measured: it
+answered no request in this module). The live diagnosis path runs on the real control plane in
+tests/integration/test_compound_real_stack.py and test_live_kubernetes.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from bot.classify.detectors import (
     application,
     autoscaling,
+    code_constructors,
     code_gpus,
     connectivity,
     constraints,
@@ -23,6 +24,7 @@ from bot.classify.detectors import (
 __all__ = [
     "application",
     "autoscaling",
+    "code_constructors",
     "code_gpus",
     "connectivity",
     "constraints",

@@ -26,7 +26,7 @@ import dataclasses
 import re
 from typing import Any, TypeVar
 
-from bot.read import kubelet_message, python_code
+from bot.read import constructor_calls, kubelet_message, python_code
 from bot.read.found import Found, PodRecord
 from bot.read.kubectl_describe import numbered_unnamed_node
 from bot.read.manifests import UNNAMED_POD
@@ -277,6 +277,7 @@ def _ray_nodes(nodes: list[RayNode]) -> list[RayNode]:
 def _ray(found: Found) -> RayState | None:
     status = found.ray_status
     without_gpus = python_code.work_without_gpus(found.code)
+    mismatches = constructor_calls.mismatches(found.code)
     if not (
         status
         or found.ray_nodes
@@ -289,6 +290,7 @@ def _ray(found: Found) -> RayState | None:
         or (found.tune and found.tune.counts())
         or found.code.declared
         or without_gpus
+        or mismatches
         or found.ray_starts
     ):
         return None
@@ -307,6 +309,7 @@ def _ray(found: Found) -> RayState | None:
         demands=found.demands,
         declared_demands=found.code.declared,
         work_without_gpus=without_gpus,
+        constructor_mismatches=mismatches,
         start_commands=found.ray_starts,
         constraints=found.constraints,
         node_types=found.node_types,
