@@ -290,9 +290,20 @@ def _collect(args: argparse.Namespace, found: tuple[Target, float, float] | None
         return collect_live(target, deadline_s=deadline, call_timeout_s=call_timeout, progress=progress)
 
 
-def _verify(args: argparse.Namespace, catalogue: Catalogue, stdout: TextIO) -> int:
+def _judge(snapshot: Snapshot, catalogue: Catalogue, meter: Meter | None) -> Diagnosis:
+    """A snapshot's diagnosis by the same Diagnoser as every trigger of the bot; a terminal has no
+    /metrics, so by default nothing is counted, and its one diagnosis needs no pool."""
+    from bot.diagnoser import NO_METER, Diagnoser  # noqa: PLC0415 - lazy: loads every detector
+
+    diagnoser = Diagnoser(None, catalogue=catalogue, metrics=meter or NO_METER)
+    try:
+        return diagnoser.judge(snapshot, "cli")
+    finally:
+        diagnoser.shutdown()
+
+
+def _verify(args: argparse.Namespace, catalogue: Catalogue, stdout: TextIO, meter: Meter | None) -> int:
     """The verification order of CAUSES.md on a live cluster, now: exit 1 when a step failed."""
-    from bot.classify import classify  # noqa: PLC0415 - lazy: loads every detector
     from bot.probes.pools import probe_pools  # noqa: PLC0415 - lazy: `verify` only (loads Ray's job client)
     from bot.probes.verification import passed, pools_of, verification  # noqa: PLC0415 - lazy: `verify` only
     from bot.render.verify_text import render_verify_json, render_verify_text  # noqa: PLC0415 - lazy: `verify` only
@@ -302,7 +313,7 @@ def _verify(args: argparse.Namespace, catalogue: Catalogue, stdout: TextIO) -> i
             raise UsageError(f"{option} must be more than 0 and at most {MAX_PROBE_TIMEOUT_S:g} seconds")
     found = _target(args)
     target = found[0]
-    diagnosis = classify(_collect(args, found), catalogue)
+    diagnosis = _judge(_collect(args, found), catalogue, meter)
     pools = pools_of(diagnosis)
     if pools:
         print(
@@ -340,12 +351,11 @@ def _snapshot(args: argparse.Namespace) -> Snapshot:
         raise UsageError(str(error)) from error
 
 
-def _capacity(args: argparse.Namespace) -> str:
+def _capacity(args: argparse.Namespace, catalogue: Catalogue, meter: Meter | None) -> str:
     """Write the capacity chart to --output; the figures, as a table or JSON, are the result."""
     import dataclasses  # noqa: PLC0415 - lazy: `capacity --format json` only
     import json  # noqa: PLC0415 - lazy: `capacity --format json` only
 
-    from bot.classify import classify  # noqa: PLC0415 - lazy: loads every detector
     from bot.render.capacity import capacity_table, gap_summary  # noqa: PLC0415 - lazy: `capacity` only
     from bot.render.capacity_chart import render_capacity_png  # noqa: PLC0415 - lazy: loads matplotlib
     from bot.render.messages import say  # noqa: PLC0415 - lazy: `capacity` only
@@ -357,7 +367,7 @@ def _capacity(args: argparse.Namespace) -> str:
         raise UsageError(f"cannot write {output}: {output.parent} is not a directory")
     snapshot = _snapshot(args)
     cluster = snapshot.cluster or args.cluster or args.snapshot.stem
-    figures = classify(snapshot).capacity
+    figures = _judge(snapshot, catalogue, meter).capacity
     png = render_capacity_png(figures, cluster=cluster, lang=args.lang)
     try:
         output.write_bytes(png)
@@ -480,7 +490,7 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None 
     if args.command == "lint":
         return _lint(args, catalogue, stdin, stdout)
     if args.command == "verify":
-        return _verify(args, catalogue, stdout)
+        return _verify(args, catalogue, stdout, meter)
     if args.command == "rules":
         stdout.write(
             _rules_page(args, catalogue) if args.format == "markdown" else list_rules(catalogue, args.lang)
@@ -523,20 +533,19 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, meter: Meter | None 
                 raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from error
         return EXIT_OK
     if args.command == "capacity":
-        stdout.write(_capacity(args))
+        stdout.write(_capacity(args, catalogue, meter))
         return EXIT_OK
-    from bot.diagnoser import NO_METER, Diagnoser  # noqa: PLC0415 - lazy: loads every detector
+    if args.command != "explain":
+        diagnosis = _judge(_snapshot(args), catalogue, meter)
+    else:
+        from bot.diagnoser import NO_METER, Diagnoser  # noqa: PLC0415 - lazy: loads every detector
 
-    # The same Diagnoser as every trigger of the bot; a terminal has no /metrics, so by default
-    # nothing is counted, and its one diagnosis needs no pool (nor the config's models).
-    diagnoser = Diagnoser(None, catalogue=catalogue, metrics=meter or NO_METER)
-    try:
-        if args.command == "explain":
+        # The same Diagnoser as every trigger of the bot (see ``_judge``).
+        diagnoser = Diagnoser(None, catalogue=catalogue, metrics=meter or NO_METER)
+        try:
             diagnosis = diagnoser.explain(_read_text(args.path, stdin), "cli")
-        else:
-            diagnosis = diagnoser.judge(_snapshot(args), "cli")
-    finally:
-        diagnoser.shutdown()
+        finally:
+            diagnoser.shutdown()
     stdout.write(render(diagnosis, catalogue, args.format, args.lang))
     return EXIT_OK
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from bot.facts import Fact
 from bot.snapshot.base import Record
 from bot.snapshot.errors import CollectionError
 
@@ -70,6 +71,8 @@ class Finding(_Model):
     subject: Subject
     evidence: list[Evidence] = field(default_factory=list)
     params: dict[str, str] = field(default_factory=dict)
+    # The lists a finding knows (shortfalls, closest nodes, holders...) as typed values (bot/facts.py).
+    facts: tuple[Fact, ...] = ()
 
 
 # A count of GPUs at one stage; ``None`` when the layer that holds that stage was not read, which

@@ -40,6 +40,7 @@ def _finding(rule: Rule, hit: Hit) -> Finding:
         subject=hit.subject,
         evidence=list(hit.evidence),
         params={k: v for k, v in hit.params.items() if isinstance(v, str)},
+        facts=hit.facts,
     )
 
 

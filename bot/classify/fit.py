@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bot import facts
 from bot.read.quantity import format_amount
 from bot.read.scheduler_message import (
     REASON_EXISTING_ANTI_AFFINITY,
@@ -92,14 +93,15 @@ class Shortfall:
     free: float
     allocatable: float
 
-    def atoms(self) -> dict[str, str]:
-        """The shortfall as atoms (the resource and its amounts); the renderer words them."""
-        return {
-            "resource": self.resource,
-            "needed": format_amount(self.resource, self.needed),
-            "free": format_amount(self.resource, self.free),
-            "allocatable": format_amount(self.resource, self.allocatable),
-        }
+    def fact(self) -> facts.Shortfall:
+        """The shortfall as a finding's fact (the resource and its amounts, written for that
+        resource); the renderer words it."""
+        return facts.Shortfall(
+            self.resource,
+            format_amount(self.resource, self.needed),
+            format_amount(self.resource, self.free),
+            format_amount(self.resource, self.allocatable),
+        )
 
 
 @dataclass

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.diagnosis import Evidence, Subject
+from bot.facts import Fact
 from bot.snapshot.base import problems
 from bot.terms import Severity
 
@@ -37,6 +38,7 @@ class Hit:
     evidence: tuple[Evidence, ...] = ()
     params: Mapping[str, str] = field(default_factory=dict)
     severity: Severity | None = None
+    facts: tuple[Fact, ...] = ()
 
 
 DetectorFunc = Callable[["Context", "Rule"], Iterable[Hit]]

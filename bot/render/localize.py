@@ -6,11 +6,24 @@ copyable and obviously incomplete, rather than silently wrong.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.catalogue import Catalogue
 from bot.diagnosis import SIMILAR_RULE, Diagnosis, Evidence, Finding, Subject
+from bot.facts import (
+    ActorHolder,
+    ClosestNode,
+    Fact,
+    GroupHolder,
+    Holder,
+    MissingEndpoint,
+    PluginPod,
+    RefusedOn,
+    ReservedHolder,
+    ScaleUpGroup,
+    Shortfall,
+)
 from bot.render.messages import Lang, say
 from bot.render.template import fill
 
@@ -55,51 +68,48 @@ _ENUMS: dict[tuple[str, str], str] = {
 }
 
 
-def numbered(values: Mapping[str, str], prefix: str = "") -> dict[int, dict[str, str]]:
-    """The items ``<prefix><n>.<field>`` of a set of atoms, by number: ``{n: {field: value}}``
-    (a field may be numbered again: ``closest.1.2.free`` is field ``2.free`` of item 1)."""
+def _items(values: Mapping[str, str]) -> dict[int, dict[str, str]]:
+    """The items ``<n>.<field>`` of an Evidence's values, by number: ``{n: {field: value}}``."""
     items: dict[int, dict[str, str]] = {}
     for key, value in values.items():
-        if not key.startswith(prefix):
-            continue
-        number, _, field = key[len(prefix) :].partition(".")
+        number, _, field = key.partition(".")
         if number.isdigit() and field:
             items.setdefault(int(number), {})[field] = value
     return {n: items[n] for n in sorted(items)}
 
 
-def _shortfalls(atoms: Mapping[str, str], lang: Lang) -> str:
-    """``cpu: needs 4, 1 free of 8 allocatable, …`` from ``<n>.resource|needed|free|allocatable``."""
+def _shortfalls(lacking: Iterable[Shortfall], lang: Lang) -> str:
+    """``cpu: needs 4, 1 free of 8 allocatable, …``."""
     return say("phrase.details", lang).join(
         say(
             "phrase.shortfall",
             lang,
-            **{k: item.get(k, "?") for k in ("resource", "needed", "free", "allocatable")},
+            resource=s.resource,
+            needed=s.needed,
+            free=s.free,
+            allocatable=s.allocatable,
         )
-        for item in numbered(atoms).values()
+        for s in lacking
     )
 
 
-def _lacking(params: Mapping[str, str], lang: Lang) -> str | None:
-    items = numbered(params, "lacking.")
-    if not items:
-        return None
-    if all("reason" in item for item in items.values()):
+def _lacking(facts: Sequence[Fact], lang: Lang) -> str | None:
+    refused = [f for f in facts if isinstance(f, RefusedOn)]
+    if refused:
         # kube-scheduler's own reason (``Insufficient cpu``) stays verbatim; the count is ours.
         return say("phrase.details", lang).join(
-            say("phrase.reason_on_nodes", lang, reason=item["reason"], count=item.get("nodes", "?"))
-            for item in items.values()
+            say("phrase.reason_on_nodes", lang, reason=r.reason, count=str(r.nodes)) for r in refused
         )
-    return _shortfalls({k[len("lacking.") :]: v for k, v in params.items() if k.startswith("lacking.")}, lang)
+    lacking = [f for f in facts if isinstance(f, Shortfall)]
+    return _shortfalls(lacking, lang) if lacking else None
 
 
-def _closest(params: Mapping[str, str], lang: Lang) -> str | None:
-    items = numbered(params, "closest.")
-    if not items:
+def _closest(facts: Sequence[Fact], lang: Lang) -> str | None:
+    nodes = [f for f in facts if isinstance(f, ClosestNode)]
+    if not nodes:
         return None
     return say("phrase.list", lang).join(
-        say("phrase.closest_node", lang, node=item.get("node", "?"), lacking=_shortfalls(item, lang))
-        for item in items.values()
+        say("phrase.closest_node", lang, node=n.node, lacking=_shortfalls(n.lacking, lang)) for n in nodes
     )
 
 
@@ -116,48 +126,54 @@ def _largest_node(params: Mapping[str, str], lang: Lang) -> str | None:
     )
 
 
-def _groups(params: Mapping[str, str], lang: Lang) -> str | None:
-    items = numbered(params, "scaleup.")
-    if not items:
+def _groups(facts: Sequence[Fact], lang: Lang) -> str | None:
+    groups = [f for f in facts if isinstance(f, ScaleUpGroup)]
+    if not groups:
         return None
     return say("phrase.details", lang).join(
         say(
-            "phrase.scale_up_max" if item.get("max") else "phrase.scale_up",
+            "phrase.scale_up" if g.maximum is None else "phrase.scale_up_max",
             lang,
-            **{k: item.get(k, "?") for k in ("group", "current", "new", "max")},
+            group=g.group,
+            current=str(g.current),
+            new=str(g.new),
+            max="?" if g.maximum is None else str(g.maximum),
         )
-        for item in items.values()
+        for g in groups
     )
 
 
-def _plugin_status(params: Mapping[str, str], lang: Lang) -> str | None:
-    items = numbered(params, "plugin.")
-    if not items:
+def _plugin_status(facts: Sequence[Fact], lang: Lang) -> str | None:
+    pods = [f for f in facts if isinstance(f, PluginPod)]
+    if not pods:
         return None
     return say("phrase.details", lang).join(
-        say(
-            "phrase.plugin_pod" if item.get("ready") == "true" else "phrase.plugin_pod_unready",
-            lang,
-            name=item.get("name", "?"),
-            phase=item.get("phase", "?"),
-        )
-        for item in items.values()
+        say("phrase.plugin_pod" if p.ready else "phrase.plugin_pod_unready", lang, name=p.name, phase=p.phase)
+        for p in pods
     )
 
 
-def _composed(params: Mapping[str, str], lang: Lang) -> dict[str, str]:
-    """The facts composed from numbered atoms and small keys, beside the holders and demands."""
+def _paths(facts: Sequence[Fact], lang: Lang) -> str | None:
+    paths = [f.path for f in facts if isinstance(f, MissingEndpoint)]
+    return say("phrase.and", lang).join(f"`{p}`" for p in paths) if paths else None
+
+
+def _composed(params: Mapping[str, str], facts: Sequence[Fact], lang: Lang) -> dict[str, str]:
+    """The phrases composed from typed facts and small keys, beside the holders and demands."""
     said: dict[str, str] = {}
     for key, compose in (
         ("lacking", _lacking),
         ("closest", _closest),
-        ("largest_node", _largest_node),
         ("groups", _groups),
         ("plugin_status", _plugin_status),
+        ("paths", _paths),
     ):
-        phrase = compose(params, lang)
+        phrase = compose(facts, lang)
         if phrase is not None:
             said[key] = phrase
+    largest = _largest_node(params, lang)
+    if largest is not None:
+        said["largest_node"] = largest
     if params.get("free_amount") and params.get("free_nodes"):
         said["free_total"] = say(
             "phrase.free_across",
@@ -168,9 +184,6 @@ def _composed(params: Mapping[str, str], lang: Lang) -> dict[str, str]:
         )
     if params.get("gate_queue"):
         said["gate"] = say("phrase.kueue_queue", lang, queue=params["gate_queue"])
-    paths = numbered(params, "path.")
-    if paths:
-        said["paths"] = say("phrase.and", lang).join(f"`{paths[n]['value']}`" for n in sorted(paths))
     if "ray_version" in params:
         version = params["ray_version"]
         said["version"] = (
@@ -189,7 +202,7 @@ def evidence_text(key: str, values: Mapping[str, str], lang: Lang) -> str:
     """Message ``key`` filled with an Evidence's ``values``; said once per numbered item and
     joined as a list when the values hold items (``1.resource``, ``2.resource``)."""
     plain = {k: v for k, v in values.items() if not k.split(".", 1)[0].isdigit()}
-    items = numbered(values)
+    items = _items(values)
     if items:
         return say("phrase.list", lang).join(say(key, lang, **plain, **item) for item in items.values())
     return say(key, lang, **plain)
@@ -208,34 +221,42 @@ def said_evidence(evidence: Evidence, lang: Lang) -> Evidence:
     return evidence.model_copy(update=update)
 
 
-def _holder(atoms: Mapping[str, str], lang: Lang) -> str:
-    kind = atoms.get("kind")
-    if kind == "actor":
-        who = " ".join(v for v in (atoms.get("class") or say("phrase.actor", lang), atoms.get("id")) if v)
-        details = [
-            say(f"phrase.actor.{key}", lang, **{key: atoms[key]})
-            for key in ("name", "job", "detached", "node_ip")
-            if atoms.get(key)
-        ]
+def _holder(holder: Holder, lang: Lang) -> str:
+    if isinstance(holder, ActorHolder):
+        who = " ".join(v for v in (holder.class_name or say("phrase.actor", lang), holder.actor_id) if v)
+        shown = {
+            "name": holder.name,
+            "job": holder.job,
+            "detached": "true" if holder.detached else "",
+            "node_ip": holder.node_ip,
+        }
+        details = [say(f"phrase.actor.{key}", lang, **{key: value}) for key, value in shown.items() if value]
         if not details:
-            return say("phrase.holder.actor_plain", lang, who=who, resources=atoms.get("resources", "{}"))
+            return say("phrase.holder.actor_plain", lang, who=who, resources=holder.resources or "{}")
         return say(
             "phrase.holder.actor",
             lang,
             who=who,
             details=say("phrase.details", lang).join(details),
-            resources=atoms.get("resources", "{}"),
+            resources=holder.resources or "{}",
         )
-    if kind == "reserved":
+    if isinstance(holder, ReservedHolder):
         return say(
-            "phrase.holder.reserved", lang, **{k: atoms.get(k, "?") for k in ("reserved", "resource", "used")}
+            "phrase.holder.reserved",
+            lang,
+            reserved=holder.reserved,
+            resource=holder.resource,
+            used=holder.used,
         )
-    bundles, strategy = atoms.get("bundles", ""), atoms.get("strategy", "")
-    if atoms.get("name") and strategy:
+    if holder.name and holder.strategy:
         return say(
-            "phrase.holder.placement_group", lang, name=atoms["name"], bundles=bundles, strategy=strategy
+            "phrase.holder.placement_group",
+            lang,
+            name=holder.name,
+            bundles=holder.bundles,
+            strategy=holder.strategy,
         )
-    return _placement_group(bundles, strategy, lang)
+    return _placement_group(holder.bundles, holder.strategy, lang)
 
 
 def _placement_group(bundles: str, strategy: str, lang: Lang) -> str:
@@ -244,10 +265,10 @@ def _placement_group(bundles: str, strategy: str, lang: Lang) -> str:
     return say("phrase.placement_group", lang, bundles=bundles)
 
 
-def phrases(params: Mapping[str, str], lang: Lang) -> dict[str, str]:
-    """The facts a finding's atoms say in ``lang``: a placement group's label, a node count, the
-    holders of a resource, enum-like values. Detectors hand only names, figures and keys; every
-    word around them is written here and in bot/render/messages.py."""
+def phrases(params: Mapping[str, str], lang: Lang, facts: Sequence[Fact] = ()) -> dict[str, str]:
+    """What a finding's atoms and typed facts say in ``lang``: a placement group's label, a node
+    count, the holders of a resource, enum-like values. Detectors hand only names, figures, keys
+    and facts (bot/facts.py); every word around them is written here and in bot/render/messages.py."""
     said: dict[str, str] = {}
     for key, value in params.items():
         message = _ENUMS.get((key, value))
@@ -266,17 +287,12 @@ def phrases(params: Mapping[str, str], lang: Lang) -> dict[str, str]:
             )
         else:
             said["node"] = say("phrase.nodes", lang, count=params["node_count"])
-    holders: dict[int, dict[str, str]] = {}
-    for key, value in params.items():
-        head, _, rest = key.partition(".")
-        number, _, field = rest.partition(".")
-        if head == "holder" and number.isdigit() and field:
-            holders.setdefault(int(number), {})[field] = value
+    holders = [f for f in facts if isinstance(f, ActorHolder | GroupHolder | ReservedHolder)]
     if holders:
-        said["holders"] = say("phrase.list", lang).join(_holder(holders[n], lang) for n in sorted(holders))
+        said["holders"] = say("phrase.list", lang).join(_holder(h, lang) for h in holders)
     elif params.get("holders_missing"):
         said["holders"] = say(f"phrase.holders.{params['holders_missing']}", lang)
-    said.update(_composed(params, lang))
+    said.update(_composed(params, facts, lang))
     return said
 
 
@@ -294,7 +310,7 @@ def facts_for(
     }
     facts.update({k: v for k, v in finding.params.items() if v})
     if lang is not None:
-        facts.update(phrases(finding.params, lang))
+        facts.update(phrases(finding.params, lang, finding.facts))
     return facts
 
 

@@ -15,6 +15,18 @@ from bot.catalogue import default_catalogue
 from bot.classify import classify
 from bot.collect.paste import parse_paste
 from bot.diagnosis import Diagnosis, Evidence, Finding
+from bot.facts import (
+    ActorHolder,
+    ClosestNode,
+    Fact,
+    GroupHolder,
+    MissingEndpoint,
+    PluginPod,
+    RefusedOn,
+    ReservedHolder,
+    ScaleUpGroup,
+    Shortfall,
+)
 from bot.read.snapshot_file import parse_snapshot
 from bot.render.localize import evidence_text, localize, phrases, said_evidence
 from tests.support.scenarios import CASES as SCENARIOS
@@ -100,13 +112,31 @@ def _atom_findings() -> list[tuple[Path, Finding]]:
 def test_the_scenarios_cover_every_composed_phrase() -> None:
     keys = {key for _, finding in _atom_findings() for key in finding.params}
     assert {"demand_kind", "demand_strategy", "node_count", "node_total", "holders_missing"} <= keys
-    assert {"holder.1.kind", "holder.1.detached", "holder.1.node_ip", "holder.1.bundles"} <= keys
-    kinds = {v for _, f in _atom_findings() for k, v in f.params.items() if k.endswith(".kind")}
-    assert kinds == {"actor", "reserved", "placement_group"}
-    assert {"lacking.1.resource", "lacking.1.reason", "lacking.1.nodes", "closest.1.node"} <= keys
-    assert {"closest.1.1.free", "largest_node", "largest_amount", "largest_kind"} <= keys
-    assert {"scaleup.1.group", "scaleup.1.max", "gate_queue", "plugin.1.ready"} <= keys
+    assert {"largest_node", "largest_amount", "largest_kind", "gate_queue"} <= keys
     assert {"lacking", "closest"} & keys  # ``not-applicable``
+    facts = [fact for _, finding in _atom_findings() for fact in finding.facts]
+    assert {type(f) for f in facts} == {
+        ActorHolder,
+        GroupHolder,
+        ReservedHolder,
+        Shortfall,
+        RefusedOn,
+        ClosestNode,
+        ScaleUpGroup,
+        PluginPod,
+    }
+    assert any(isinstance(f, ActorHolder) and f.detached and f.node_ip for f in facts)
+    assert any(isinstance(f, ScaleUpGroup) and f.maximum is not None for f in facts)
+    assert any(isinstance(f, ClosestNode) and f.lacking for f in facts)
+    # No list is flattened into numbered params any more (``lacking.1.resource``).
+    assert not [k for k in keys if any(part.isdigit() for part in k.split("."))]
+
+
+def test_facts_read_back_as_the_same_types() -> None:
+    findings = [finding for _, finding in _atom_findings() if finding.facts]
+    assert findings
+    diagnosis = Diagnosis(findings=findings)
+    assert Diagnosis.model_validate_json(diagnosis.model_dump_json()).findings == findings
 
 
 def test_params_hold_only_atoms() -> None:
@@ -138,31 +168,28 @@ def test_holders_are_worded_in_each_language() -> None:
         "demand_strategy": "PACK",
         "node_count": "3",
         "holders": "gpu-holder, trial-pg",
-        "holder.1.kind": "actor",
-        "holder.1.class": "Holder",
-        "holder.1.id": "30bf",
-        "holder.1.name": "gpu-holder",
-        "holder.1.job": "01000000",
-        "holder.1.detached": "true",
-        "holder.1.node_ip": "10.0.0.3",
-        "holder.1.resources": "{GPU: 1}",
-        "holder.2.kind": "placement_group",
-        "holder.2.name": "trial-pg",
-        "holder.2.bundles": "{CPU: 1, GPU: 1}",
-        "holder.2.strategy": "PACK",
-        "holder.3.kind": "reserved",
-        "holder.3.resource": "GPU",
-        "holder.3.reserved": "2",
-        "holder.3.used": "0",
     }
-    assert phrases(params, "en") == {
+    holders = (
+        ActorHolder(
+            "{GPU: 1}",
+            class_name="Holder",
+            actor_id="30bf",
+            name="gpu-holder",
+            job="01000000",
+            detached=True,
+            node_ip="10.0.0.3",
+        ),
+        GroupHolder("trial-pg", "{CPU: 1, GPU: 1}", "PACK"),
+        ReservedHolder("GPU", "2", "0"),
+    )
+    assert phrases(params, "en", holders) == {
         "demand": "placement group {GPU: 1} + {GPU: 1} (PACK)",
         "node": "3 node(s)",
         "holders": "Holder 30bf (name=gpu-holder, job 01000000, detached, on 10.0.0.3) holds {GPU: 1}; "
         "placement group trial-pg {CPU: 1, GPU: 1} (PACK); "
         "placement groups reserve 2 GPU (0 used of 2)",
     }
-    assert phrases(params, "zh") == {
+    assert phrases(params, "zh", holders) == {
         "demand": "放置组 {GPU: 1} + {GPU: 1}（PACK）",
         "node": "3 个节点",
         "holders": "Holder 30bf（name=gpu-holder，作业 01000000，分离式，位于 10.0.0.3）占着 {GPU: 1}；"
@@ -191,42 +218,27 @@ def test_commands_keep_the_bare_atoms_in_every_language() -> None:
 
 
 def test_scheduling_and_kubernetes_atoms_are_worded_in_each_language() -> None:
+    cpu = Shortfall("cpu", "4", "1", "8")
+    facts: tuple[Fact, ...] = (
+        cpu,
+        ClosestNode("node-a", (cpu,)),
+        ClosestNode("node-b", (Shortfall("memory", "8Gi", "2Gi", "16Gi"),)),
+        ScaleUpGroup("pool-a", 1, 2, 4),
+        ScaleUpGroup("pool-b", 0, 1),
+        PluginPod("nvidia-device-plugin-x", "Running", ready=False),
+    )
     params = {
         "resource": "cpu",
-        "lacking.1.resource": "cpu",
-        "lacking.1.needed": "4",
-        "lacking.1.free": "1",
-        "lacking.1.allocatable": "8",
-        "closest.1.node": "node-a",
-        "closest.1.1.resource": "cpu",
-        "closest.1.1.needed": "4",
-        "closest.1.1.free": "1",
-        "closest.1.1.allocatable": "8",
-        "closest.2.node": "node-b",
-        "closest.2.1.resource": "memory",
-        "closest.2.1.needed": "8Gi",
-        "closest.2.1.free": "2Gi",
-        "closest.2.1.allocatable": "16Gi",
         "free_amount": "6",
         "free_nodes": "3",
         "largest_node": "node-a",
         "largest_amount": "2",
         "largest_kind": "free",
-        "scaleup.1.group": "pool-a",
-        "scaleup.1.current": "1",
-        "scaleup.1.new": "2",
-        "scaleup.1.max": "4",
-        "scaleup.2.group": "pool-b",
-        "scaleup.2.current": "0",
-        "scaleup.2.new": "1",
-        "plugin.1.name": "nvidia-device-plugin-x",
-        "plugin.1.phase": "Running",
-        "plugin.1.ready": "false",
         "gate_queue": "team-a",
         "reason": "CrashLoopBackOff",
         "restart_count": "3",
     }
-    assert phrases(params, "en") == {
+    assert phrases(params, "en", facts) == {
         "lacking": "cpu: needs 4, 1 free of 8 allocatable",
         "closest": "node-a (cpu: needs 4, 1 free of 8 allocatable); "
         "node-b (memory: needs 8Gi, 2Gi free of 16Gi allocatable)",
@@ -237,7 +249,7 @@ def test_scheduling_and_kubernetes_atoms_are_worded_in_each_language() -> None:
         "gate": "Kueue LocalQueue team-a",
         "reason": "CrashLoopBackOff, 3 restart(s)",
     }
-    assert phrases(params, "zh") == {
+    assert phrases(params, "zh", facts) == {
         "lacking": "cpu：需要 4，allocatable 8 中空闲 1",
         "closest": "node-a（cpu：需要 4，allocatable 8 中空闲 1）；"
         "node-b（memory：需要 8Gi，allocatable 16Gi 中空闲 2Gi）",
@@ -248,11 +260,8 @@ def test_scheduling_and_kubernetes_atoms_are_worded_in_each_language() -> None:
         "gate": "Kueue LocalQueue team-a",
         "reason": "CrashLoopBackOff，重启 3 次",
     }
+    refused = (RefusedOn("Insufficient nvidia.com/gpu", 2), RefusedOn("Insufficient cpu", 1))
     told = {
-        "lacking.1.reason": "Insufficient nvidia.com/gpu",
-        "lacking.1.nodes": "2",
-        "lacking.2.reason": "Insufficient cpu",
-        "lacking.2.nodes": "1",
         "closest": "not-applicable",
         "largest_node": "gpu-1",
         "largest_amount": "4",
@@ -260,12 +269,12 @@ def test_scheduling_and_kubernetes_atoms_are_worded_in_each_language() -> None:
         "largest_resource": "nvidia.com/gpu",
     }
     # kube-scheduler's own reason stays verbatim in both languages; raydiag's count around it is worded.
-    assert phrases(told, "en") == {
+    assert phrases(told, "en", refused) == {
         "lacking": "Insufficient nvidia.com/gpu on 2 node(s), Insufficient cpu on 1 node(s)",
         "closest": "n/a",
         "largest_node": "gpu-1 (4 nvidia.com/gpu allocatable)",
     }
-    assert phrases(told, "zh") == {
+    assert phrases(told, "zh", refused) == {
         "lacking": "2 个节点上 Insufficient nvidia.com/gpu，1 个节点上 Insufficient cpu",
         "closest": "不适用",
         "largest_node": "gpu-1（allocatable 4 nvidia.com/gpu）",
@@ -375,12 +384,12 @@ def test_the_rarer_written_lines_are_worded_in_each_language() -> None:
 
 
 def test_the_unread_dashboard_paths_and_version_are_worded_in_each_language() -> None:
-    params = {"path.1.value": "/api/serve/applications/", "path.2.value": "/api/serve/deployments/"}
-    assert phrases({**params, "ray_version": "2.9.3"}, "en") == {
+    paths = (MissingEndpoint("/api/serve/applications/"), MissingEndpoint("/api/serve/deployments/"))
+    assert phrases({"ray_version": "2.9.3"}, "en", paths) == {
         "paths": "`/api/serve/applications/` and `/api/serve/deployments/`",
         "version": "Ray 2.9.3",
     }
-    assert phrases({**params, "ray_version": ""}, "zh") == {
+    assert phrases({"ray_version": ""}, "zh", paths) == {
         "paths": "`/api/serve/applications/` 和 `/api/serve/deployments/`",
         "version": "这个 Ray 版本",
     }

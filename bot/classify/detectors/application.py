@@ -12,6 +12,7 @@ from bot.catalogue import Rule
 from bot.classify.context import Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.facts import MissingEndpoint
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.kubernetes import RayJobObject
 
@@ -123,10 +124,8 @@ def ray_part_unread(ctx: Context, rule: Rule) -> Iterable[Hit]:
             )
             for path in paths
         ),
-        {
-            **{f"path.{n}.value": path for n, path in enumerate(paths, 1)},
-            "ray_version": ctx.ray.version or "",
-        },
+        {"ray_version": ctx.ray.version or ""},
+        facts=tuple(MissingEndpoint(path) for path in paths),
     )
 
 

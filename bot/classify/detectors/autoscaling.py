@@ -33,6 +33,7 @@ from bot.catalogue import Rule
 from bot.classify.context import Context
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.facts import ScaleUpGroup
 from bot.read.scheduler_message import (
     SCALE_UP_REFUSAL,
     insufficient_resource,
@@ -379,12 +380,9 @@ class ScaleUpAsk:
     new: int
     maximum: int | None
 
-    def atoms(self, number: int) -> dict[str, str]:
-        """``scaleup.<n>.group|current|new|max``; the renderer words them (``g 1→2 (max 3)``)."""
-        atoms = {"group": self.group, "current": str(self.current), "new": str(self.new)}
-        if self.maximum is not None:
-            atoms["max"] = str(self.maximum)
-        return {f"scaleup.{number}.{key}": value for key, value in atoms.items()}
+    def fact(self) -> ScaleUpGroup:
+        """The ask as a finding's fact; the renderer words it (``g 1→2 (max 3)``)."""
+        return ScaleUpGroup(self.group, self.current, self.new, self.maximum)
 
 
 def parse_scale_up(message: str) -> list[ScaleUpAsk]:
@@ -431,7 +429,7 @@ def autoscaler_scale_up_in_flight(ctx: Context, rule: Rule) -> Iterable[Hit]:
             {
                 "pod": event.object_name or "",
                 "namespace": event.namespace or "",
-                **{key: value for n, ask in enumerate(asks, 1) for key, value in ask.atoms(n).items()},
                 "ceiling": ", ".join(a.group for a in full),
             },
+            facts=tuple(ask.fact() for ask in asks),
         )

@@ -13,6 +13,7 @@ from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context, Te
 from bot.classify.detectors.scheduling import UNNAMED_NODE_PREFIX
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.facts import PluginPod
 from bot.read.quantity import format_amount
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import LEGACY_GPU_RESOURCE, advertised_gpus, gpu_label
@@ -87,20 +88,14 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
             "plugin_pod": ", ".join(p.name for p in on_node) or "none",
             "capacity_gpus": format_amount(GPU_RESOURCE, node.capacity.get(GPU_RESOURCE, 0.0)),
             "allocatable_gpus": format_amount(GPU_RESOURCE, gpus),
-            # Each plugin Pod as atoms (``plugin.<n>.name|phase|ready``); the renderer words them.
+            # Without a plugin Pod, why none is known; with them, each is a ``PluginPod`` fact.
             **(
-                {
-                    f"plugin.{n}.{key}": value
-                    for n, p in enumerate(on_node, 1)
-                    for key, value in (
-                        ("name", p.name),
-                        ("phase", p.phase),
-                        ("ready", "true" if p.ready else "false"),
-                    )
-                }
-                or {"plugin_status": "no-plugin-pod" if plugins_collected else "not-collected"}
+                {}
+                if on_node
+                else {"plugin_status": "no-plugin-pod" if plugins_collected else "not-collected"}
             ),
         }
+        pods = tuple(PluginPod(p.name, p.phase, p.ready) for p in on_node)
         figures = Evidence(
             source=f"node {node.name} allocatable",
             text=", ".join(
@@ -112,16 +107,19 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
         )
         if wanted == "legacy-resource":
             yield Hit(
-                Subject(kind="Node", name=node.name), (figures,), {**params, "resource": LEGACY_GPU_RESOURCE}
+                Subject(kind="Node", name=node.name),
+                (figures,),
+                {**params, "resource": LEGACY_GPU_RESOURCE},
+                facts=pods,
             )
         elif wanted == "no-allocatable":
-            yield Hit(Subject(kind="Node", name=node.name), (figures,), params)
+            yield Hit(Subject(kind="Node", name=node.name), (figures,), params, facts=pods)
         elif wanted == "unhealthy-devices":
             capacity = Evidence(
                 source=f"node {node.name} capacity",
                 text=f"{GPU_RESOURCE}: {node.capacity.get(GPU_RESOURCE, 0.0):g}",
             )
-            yield Hit(Subject(kind="Node", name=node.name), (capacity, figures), params)
+            yield Hit(Subject(kind="Node", name=node.name), (capacity, figures), params, facts=pods)
         else:
             evidence = [figures] + [
                 Evidence(
@@ -132,7 +130,7 @@ def gpu_nodes(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 )
                 for p in on_node
             ]
-            yield Hit(Subject(kind="Node", name=node.name), tuple(evidence), params)
+            yield Hit(Subject(kind="Node", name=node.name), tuple(evidence), params, facts=pods)
 
 
 def gpu_wanted(ctx: Context) -> Evidence | None:

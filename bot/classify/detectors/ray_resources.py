@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -23,6 +23,7 @@ from bot.classify.context import RAY_CLUSTER_LABEL, RAY_GROUP_LABEL, Context
 from bot.classify.detectors.stated import stated_evidence, stated_node_gpus
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.facts import ActorHolder, Fact, GroupHolder, Holder, ReservedHolder
 from bot.read.quantity import format_amount, parse_quantity
 from bot.snapshot.base import StrictRecord
 from bot.snapshot.gpu import GPU_MODEL_LABELS
@@ -210,6 +211,7 @@ class DemandVerdict:
     verdict: DemandVerdictKind
     params: dict[str, str] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
+    facts: tuple[Fact, ...] = ()
 
 
 def _request(demand: Demand) -> dict[str, float]:
@@ -297,12 +299,9 @@ def _usage(ray: RayState, capacity: dict[str, float], keys: Iterable[str], sourc
     )
 
 
-Holder = dict[str, str]
-
-
 def _holders(ctx: Context, nodes: list[RayNode], keys: set[str], limit: int = 6) -> list[Holder]:
     """ALIVE actors and CREATED placement groups that hold the scarce resources of a demand, each
-    as atoms (``kind`` ``actor``, ``reserved`` or ``placement_group``, and its names and figures)."""
+    as a typed fact (an actor, what placement groups reserve, or a placement group)."""
     ray = ctx.ray
     if ray is None:
         return []
@@ -323,9 +322,7 @@ def _holders(ctx: Context, nodes: list[RayNode], keys: set[str], limit: int = 6)
     for key in sorted(scarce):
         reserved, in_use = ray.reserved.get(key, 0.0), ray.reserved_used.get(key, 0.0)
         if reserved > in_use and not ray.placement_groups:
-            holders.append(
-                {"kind": "reserved", "resource": key, "reserved": f"{reserved:g}", "used": f"{in_use:g}"}
-            )
+            holders.append(ReservedHolder(key, f"{reserved:g}", f"{in_use:g}"))
     for group in ray.placement_groups:
         if group.state != "CREATED":
             continue
@@ -345,43 +342,34 @@ def _alive_actors_by_resource(ctx: Context) -> dict[str, list[RayActor]]:
     return index
 
 
-def _describe_actor(actor: RayActor, node_ip: str | None) -> Holder:
-    atoms = {
-        "kind": "actor",
-        "class": actor.class_name or "",
-        "id": actor.actor_id or "",
-        "name": actor.name or "",
-        "job": actor.job_id or "",
-        "detached": "true" if actor.detached else "",
-        "node_ip": node_ip or "",
-        "resources": format_shape(actor.required_resources),
-    }
-    return {k: v for k, v in atoms.items() if v}
+def _describe_actor(actor: RayActor, node_ip: str | None) -> ActorHolder:
+    return ActorHolder(
+        resources=format_shape(actor.required_resources),
+        class_name=actor.class_name or "",
+        actor_id=actor.actor_id or "",
+        name=actor.name or "",
+        job=actor.job_id or "",
+        detached=bool(actor.detached),
+        node_ip=node_ip or "",
+    )
 
 
-def _group_holder(group: PlacementGroup) -> Holder:
-    atoms = {
-        "kind": "placement_group",
-        "name": group.name or group.placement_group_id or "",
-        "bundles": " + ".join(format_shape(b) for b in group.bundles),
-        "strategy": group.strategy or "",
-    }
-    return {k: v for k, v in atoms.items() if v}
+def _group_holder(group: PlacementGroup) -> GroupHolder:
+    return GroupHolder(
+        name=group.name or group.placement_group_id or "",
+        bundles=" + ".join(format_shape(b) for b in group.bundles),
+        strategy=group.strategy or "",
+    )
 
 
-def holder_params(holders: list[Holder], missing: Literal["unlisted", "not-in-snapshot"]) -> dict[str, str]:
-    """Holders as flat atoms: ``holder.<n>.<field>`` for each, ``holders`` their names, and, when
+def holder_params(
+    holders: Sequence[Holder], missing: Literal["unlisted", "not-in-snapshot"]
+) -> dict[str, str]:
+    """``holders``, the holders' names (each holder itself is a fact of the finding), or, when
     none is known, ``holders_missing`` (``unlisted``: not listed; ``not-in-snapshot``)."""
     if not holders:
         return {"holders_missing": missing}
-    params = {
-        "holders": ", ".join(
-            h.get("name") or h.get("id") or h.get("class") or h.get("resource", "") for h in holders
-        )
-    }
-    for number, holder in enumerate(holders, 1):
-        params.update({f"holder.{number}.{key}": value for key, value in holder.items()})
-    return params
+    return {"holders": ", ".join(h.label for h in holders)}
 
 
 def cluster_free(ray: RayState) -> dict[str, float]:
@@ -488,6 +476,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             "count": str(demand.count),
             "registered": ", ".join(gpu_types) or "none",
         }
+        held: list[Holder] = []
         evidence = [
             Evidence(source=demand.code_source or "ray demand", text=demand.source_text)
             if demand.source_text
@@ -611,10 +600,11 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
             params["node"] = ", ".join(
                 n.node_ip or n.node_id or "" for n in holding[:5] if n.node_ip or n.node_id
             )
-            params.update(holder_params(_holders(ctx, holding or nodes, set(need))[:5], "unlisted"))
+            held = _holders(ctx, holding or nodes, set(need))[:5]
+            params.update(holder_params(held, "unlisted"))
         if verdict == "held":
-            holders = _holders(ctx, holding or nodes, set(need))
-            params.update(holder_params(holders[:5], "not-in-snapshot"))
+            held = _holders(ctx, holding or nodes, set(need))[:5]
+            params.update(holder_params(held, "not-in-snapshot"))
             scarce = _scarce_key(need)
             params.update(resource=scarce, needed=f"{need[scarce]:g}")
             if holding:
@@ -655,7 +645,7 @@ def analyse_demands(ctx: Context) -> list[DemandVerdict]:
                     # Only cluster totals are known and they would hold it: the largest node is
                     # smaller than the request, by how much the paste does not say.
                     params["total"] = f"< {need[short]:g}"
-        results.append(DemandVerdict(demand, verdict, params, evidence))
+        results.append(DemandVerdict(demand, verdict, params, evidence, tuple(held)))
         if type_note is not None:
             results.append(type_note)
     # What code declares is judged only where the answer holds whatever runs now.
@@ -729,7 +719,8 @@ def _in_group_verdict(
         reserved_used=f"{in_use:g}" if ray.reserved else "?",
         available="?" if free is None else f"{max(free, 0.0):g}",
     )
-    params.update(holder_params([_group_holder(g) for g in created[:5]], "unlisted"))
+    held = [_group_holder(g) for g in created[:5]]
+    params.update(holder_params(held, "unlisted"))
     if ray.reserved:
         evidence.append(
             Evidence(
@@ -739,7 +730,7 @@ def _in_group_verdict(
                 values={"used": f"{in_use:g}", "reserved": f"{ray.reserved.get(scarce, 0.0):g}"},
             )
         )
-    return DemandVerdict(demand, "held-in-group", params, evidence)
+    return DemandVerdict(demand, "held-in-group", params, evidence, tuple(held))
 
 
 def _unconfirmed_verdict(
@@ -956,6 +947,7 @@ def ray_demands(ctx: Context, rule: Rule) -> Iterable[Hit]:
                 Subject(kind="RayDemand", name=demand_label(result.demand)),
                 tuple(result.evidence),
                 result.params,
+                facts=result.facts,
             )
 
 

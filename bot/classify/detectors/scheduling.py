@@ -27,6 +27,8 @@ from bot.classify.fit import (
 )
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
+from bot.facts import ClosestNode, Fact, RefusedOn
+from bot.facts import Shortfall as ShortfallFact
 from bot.read.quantity import format_amount
 from bot.read.scheduler_message import (
     REASON_UNBOUND_PVC,
@@ -102,6 +104,7 @@ class PodFit:
     # A second reading of the same scheduler message (a shortage beside a constraint): reported
     # as a warning, after the reading the message supports best.
     secondary: bool = False
+    facts: tuple[Fact, ...] = ()
 
 
 def gpu_node_names(ctx: Context) -> frozenset[str]:
@@ -124,19 +127,15 @@ def _closest(shortfalls: dict[str, list[Shortfall]], limit: int = 3) -> list[tup
     return sorted(shortfalls.items(), key=badness)[:limit]
 
 
-def _shortfall_atoms(prefix: str, lacking: list[Shortfall]) -> dict[str, str]:
-    """``<prefix><n>.resource|needed|free|allocatable`` for each shortfall of a node."""
-    return {f"{prefix}{n}.{key}": value for n, s in enumerate(lacking, 1) for key, value in s.atoms().items()}
-
-
-def _closest_atoms(closest: list[tuple[str, list[Shortfall]]]) -> dict[str, str]:
-    """The closest nodes as atoms: ``closest.<n>.node`` and its shortfalls ``closest.<n>.<m>.…``;
-    the renderer words them (``node-1 (cpu: needs 4, 1 free of 8 allocatable)``)."""
-    atoms: dict[str, str] = {}
-    for n, (node, lacking) in enumerate(closest, 1):
-        atoms[f"closest.{n}.node"] = node
-        atoms.update(_shortfall_atoms(f"closest.{n}.", lacking))
-    return atoms
+def _closest_facts(closest: list[tuple[str, list[Shortfall]]]) -> list[Fact]:
+    """What the closest node lacks (``Shortfall``), then each closest node and its shortfalls
+    (``ClosestNode``); the renderer words them (``node-1 (cpu: needs 4, 1 free of 8 allocatable)``)."""
+    if not closest:
+        return []
+    return [
+        *(s.fact() for s in closest[0][1]),
+        *(ClosestNode(node, tuple(s.fact() for s in lacking)) for node, lacking in closest),
+    ]
 
 
 def _unbound_pvcs(ctx: Context, pod: Pod) -> list[str]:
@@ -456,19 +455,16 @@ def _from_message(
     return [*readings, *shortages] if constraint_first else [*shortages, *readings]
 
 
-def _reasons_by_resource(reasons: Counter[str]) -> dict[str, str]:
-    """The scheduler's own resource reasons and their counts, as ``lacking.<n>.reason|nodes``
-    (the reason verbatim, ``Insufficient nvidia.com/gpu``; the renderer adds "on 2 node(s)"), or
+def _reasons_by_resource(reasons: Counter[str]) -> tuple[dict[str, str], list[Fact]]:
+    """The scheduler's own resource reasons and their counts, as ``RefusedOn`` facts (the reason
+    verbatim, ``Insufficient nvidia.com/gpu``; the renderer adds "on 2 node(s)"), or the param
     ``lacking`` ``not-applicable`` when it gives none."""
     rows = [
-        (reason, count) for reason, count in sorted(reasons.items()) if reason_category(reason) == "resources"
+        RefusedOn(reason, count)
+        for reason, count in sorted(reasons.items())
+        if reason_category(reason) == "resources"
     ]
-    if not rows:
-        return {"lacking": "not-applicable"}
-    atoms: dict[str, str] = {}
-    for n, (reason, count) in enumerate(rows, 1):
-        atoms.update({f"lacking.{n}.reason": reason, f"lacking.{n}.nodes": str(count)})
-    return atoms
+    return ({}, list(rows)) if rows else ({"lacking": "not-applicable"}, [])
 
 
 def _base_params(pod: Pod) -> dict[str, str]:
@@ -517,6 +513,7 @@ class _Judged:
     explanation: FitExplanation
     verdict: tuple[Verdict, dict[str, str]] | None
     params: dict[str, str]
+    facts: list[Fact]
     _agreements: dict[str, list[Evidence]] = field(default_factory=dict)
 
     def agreement(self, event: Event | None) -> list[Evidence]:
@@ -532,10 +529,7 @@ def _judge(ctx: Context, explainer: FitExplainer, pod: Pod, unbound: list[str]) 
     params = {"summary": explanation.summary}
     # Nodes the Pod may use come first; the others (already measured by the verdict) otherwise.
     closest = _closest(explanation.shortfalls)
-    params.update(_closest_atoms(closest))
-    if closest:
-        params.update(_shortfall_atoms("lacking.", closest[0][1]))
-    return _Judged(explanation, verdict, params)
+    return _Judged(explanation, verdict, params, _closest_facts(closest))
 
 
 def analyse_pending_pods(ctx: Context) -> list[PodFit]:
@@ -562,6 +556,7 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
             continue
         event = ctx.latest_event(pod, "FailedScheduling")
         params = _base_params(pod)
+        found: list[Fact] = []
         evidence = _event_evidence(event)
         verdict: tuple[Verdict, dict[str, str]] | None = None
         others: list[tuple[Verdict, dict[str, str]]] = []
@@ -585,6 +580,7 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
                 judged = cache[signature] = _judge(ctx, explainer, pod, unbound)
             verdict = judged.verdict
             params.update(judged.params)
+            found += judged.facts
             if verdict is not None:
                 evidence += judged.agreement(event)
         if verdict is None and event is not None:
@@ -596,8 +592,10 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
                 readings = _from_message(ctx, pod, reasons, prefilter)
                 verdict, others = (readings[0], readings[1:]) if readings else (None, [])
                 params.setdefault("summary", event.message)
-                if not any(key.startswith("lacking.") for key in params):
-                    params.update(_reasons_by_resource(reasons))
+                if not any(isinstance(f, ShortfallFact) for f in found):
+                    atoms, refused = _reasons_by_resource(reasons)
+                    params.update(atoms)
+                    found += refused
                 if explainer is None:
                     params["closest"] = "not-applicable"
         if verdict is None:
@@ -605,7 +603,9 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
         if event is not None:
             params["scheduler_message"] = event.message
         for position, (kind, extra) in enumerate([verdict, *others]):
-            results.append(PodFit(pod, kind, {**params, **extra}, evidence, secondary=position > 0))
+            results.append(
+                PodFit(pod, kind, {**params, **extra}, evidence, secondary=position > 0, facts=tuple(found))
+            )
     results += _orphan_scheduler_events(ctx, seen)
     return results
 
@@ -649,16 +649,24 @@ def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterat
             continue
         _, reasons, prefilter = parsed
         pod = Pod(name=name or "(unnamed pod)", namespace=namespace or "default", phase="Pending")
+        atoms, refused = _reasons_by_resource(reasons)
         params = {
             "pod": name or "",
             "namespace": namespace or "",
             "summary": event.message,
             "scheduler_message": event.message,
-            **_reasons_by_resource(reasons),
+            **atoms,
             "closest": "not-applicable",
         }
         for position, (kind, extra) in enumerate(_from_message(ctx, None, reasons, prefilter)):
-            yield PodFit(pod, kind, {**params, **extra}, _event_evidence(event), secondary=position > 0)
+            yield PodFit(
+                pod,
+                kind,
+                {**params, **extra},
+                _event_evidence(event),
+                secondary=position > 0,
+                facts=tuple(refused),
+            )
 
 
 def _pod_subject(pod: Pod) -> Subject:
@@ -673,7 +681,7 @@ def pending_pod_fit(ctx: Context, rule: Rule) -> Iterable[Hit]:
     for fit in ctx.memo("pending_pod_fit", lambda: analyse_pending_pods(ctx)):
         if fit.verdict == wanted:
             severity: Severity | None = "warning" if fit.secondary else None
-            yield Hit(_pod_subject(fit.pod), tuple(fit.evidence), fit.params, severity)
+            yield Hit(_pod_subject(fit.pod), tuple(fit.evidence), fit.params, severity, fit.facts)
 
 
 _GPU_SHORTAGE = re.compile(r"insufficient nvidia\.com/gpu", re.IGNORECASE)
