@@ -107,7 +107,10 @@ class Context:
 
     @property
     def unscheduled_pods(self) -> list[Pod]:
-        return self._pod_indexes.unscheduled
+        """Pods the scheduler has not placed, less another RayCluster's (``in_scope``): the
+        collector lists Pending Pods cluster-wide, and another Ray cluster's waiting workers are
+        not this one's problem."""
+        return self._in_scope(self._pod_indexes.unscheduled)
 
     @property
     def pods_with_status(self) -> list[Pod]:
@@ -121,8 +124,14 @@ class Context:
 
     @property
     def troubled_pods(self) -> list[Pod]:
-        """Pods with a container that is not ready or has restarted: where failures can be."""
-        return self._pod_indexes.troubled
+        """Pods with a container that is not ready or has restarted: where failures can be (less
+        another RayCluster's, as for ``unscheduled_pods``)."""
+        return self._in_scope(self._pod_indexes.troubled)
+
+    def _in_scope(self, pods: list[Pod]) -> list[Pod]:
+        if self.cluster is None:
+            return pods
+        return [pod for pod in pods if self.in_scope(pod)]
 
     @cached_property
     def events_by_object(self) -> dict[tuple[str | None, str], list[Event]]:

@@ -14,7 +14,7 @@ from bot.classify import classify
 from bot.collect.paste import parse_paste
 from bot.collect.paste.assemble import _role_from_name
 from bot.diagnosis import Diagnosis
-from bot.snapshot.kubernetes import ContainerSpec, KubernetesState, Pod
+from bot.snapshot.kubernetes import Condition, ContainerSpec, Event, KubernetesState, Pod
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayState
 
@@ -143,3 +143,48 @@ def test_gpus_of_a_worker_that_never_joined_are_not_blamed_on_registration() -> 
     assert "ray-gpus-missing-from-ray-total" not in rules
     fewer = snapshot.model_copy(update={"ray": RayState(node_count=2, totals={"CPU": 3.0, "GPU": 1.0})})
     assert "ray-gpus-missing-from-ray-total" in [f.rule for f in classify(fewer).findings]
+
+
+def test_another_rayclusters_pending_workers_are_not_this_clusters_findings() -> None:
+    """The collector lists Pending Pods cluster-wide; diagnosing RayCluster ``rc`` must not name the
+    workers of ``other`` (seen on the real control plane, two RayClusters in two namespaces)."""
+    other = Pod(
+        name="other-gpu-worker-ccccc",
+        namespace="batch",
+        phase="Pending",
+        labels={"ray.io/node-type": "worker", "ray.io/cluster": "other"},
+        containers=[ContainerSpec(name="ray-worker", requests={"nvidia.com/gpu": 8.0})],
+        conditions=[
+            Condition(
+                type="PodScheduled",
+                status="False",
+                reason="Unschedulable",
+                message="0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
+            )
+        ],
+    )
+    mine = _gpu_pod("rc-gpu-worker-aaaaa", "10.0.0.3")
+
+    def subjects(cluster: str | None) -> set[str | None]:
+        snapshot = Snapshot(
+            origin="paste",
+            cluster=cluster,
+            kubernetes=KubernetesState(
+                nodes_complete=False,
+                pods=[mine, other],
+                events=[
+                    Event(
+                        namespace="batch",
+                        object_kind="Pod",
+                        object_name=other.name,
+                        type="Warning",
+                        reason="FailedScheduling",
+                        message="0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
+                    )
+                ],
+            ),
+        )
+        return {f.subject.name for f in classify(snapshot).findings if f.subject.kind == "Pod"}
+
+    assert "other-gpu-worker-ccccc" in subjects(None)
+    assert "other-gpu-worker-ccccc" not in subjects("rc")

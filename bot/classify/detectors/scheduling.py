@@ -606,7 +606,13 @@ def analyse_pending_pods(ctx: Context) -> list[PodFit]:
             results.append(
                 PodFit(pod, kind, {**params, **extra}, evidence, secondary=position > 0, facts=tuple(found))
             )
-    results += _orphan_scheduler_events(ctx, seen)
+    # Another RayCluster's Pods are out of this diagnosis; their events are no orphans either.
+    out_of_scope = (
+        {(p.namespace, p.name) for p in ctx.kube.pods if not ctx.in_scope(p)}
+        if ctx.cluster is not None
+        else set()
+    )
+    results += _orphan_scheduler_events(ctx, seen | out_of_scope)
     return results
 
 
