@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bot.cron import cron_problem
 from bot.snapshot.base import new_dict, new_list
+from bot.snapshot.data import load
 
 # What a cluster name may look like wherever a user types one: a DNS-1123 label.
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -407,7 +408,7 @@ def load_config(path: Path) -> Config:
     except yaml.YAMLError as error:
         raise ConfigError(f"config {path} is not valid YAML: {str(error).splitlines()[0]}") from error
     try:
-        return Config.model_validate(raw or {})
+        return load(Config, raw or {})
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"

@@ -75,10 +75,7 @@ def _drop_retold_output(findings: list[Finding], catalogue: Catalogue) -> list[F
     for a statement) is dropped. A retold finding keeps its place when any line it quotes is no
     tool rule's evidence."""
     quoted = {
-        " ".join(e.text.split())
-        for f in findings
-        if not _only_retold(f, catalogue)
-        for e in f.evidence
+        " ".join(e.text.split()) for f in findings if not _only_retold(f, catalogue) for e in f.evidence
     }
     if not quoted:
         return findings

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.render.messages import Lang
+from bot.snapshot.data import load
 
 QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
 QUESTION_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -161,7 +162,7 @@ def parse_question(path: Path, raw: object) -> Question:
     if not isinstance(raw, dict):
         raise QuizDataError(f"{path.name}: expected a mapping at the top level")
     try:
-        question = Question.model_validate(raw)
+        question = load(Question, raw)
     except ValidationError as error:
         raise QuizDataError(f"{path.name}: {_describe(error)}") from error
     if question.id != path.stem:
