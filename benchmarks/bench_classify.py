@@ -44,7 +44,7 @@ from benchmarks.markdown_block import write_block  # noqa: E402
 from benchmarks.synthetic import SIZES, Size, build_snapshot  # noqa: E402
 from bot.catalogue import default_catalogue  # noqa: E402
 from bot.classify import classify  # noqa: E402
-from bot.snapshot.pod_index import index_pods  # noqa: E402
+from bot.snapshot.kubernetes import index_pods  # noqa: E402
 
 TARGET_SECONDS = 2.0
 TARGET_BYTES = 1024**3

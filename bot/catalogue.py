@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from bot.snapshot.base import StrictRecord, problems
+from bot.snapshot.data import load
 from bot.terms import Layer, Severity
 
 Stage = Literal["pod-scheduling", "pod-health", "connectivity", "ray-resources", "application", "info"]
@@ -185,7 +186,7 @@ def parse_rule(path: Path, raw: object, detectors: Mapping[str, DetectorCheck]) 
     from pydantic import ValidationError  # noqa: PLC0415 - lazy: only compiling the rules needs pydantic
 
     try:
-        rule = Rule.model_validate(raw)
+        rule = load(Rule, raw)
     except ValidationError as error:
         raise RuleError(f"{path.name}: {problems(error)}") from error
     if rule.id != path.stem:

@@ -374,12 +374,14 @@ def _capacity(args: argparse.Namespace, catalogue: Catalogue, meter: Meter | Non
     except OSError as error:
         raise UsageError(f"cannot write {output}: {error.strerror or error}") from error
     if args.format == "json":
+        from bot.snapshot.data import dump  # noqa: PLC0415 - lazy: only these commands write models
+
         report = {
             "cluster": cluster,
             "chart": str(output),
             "summary": gap_summary(figures, args.lang),
             "models": [dataclasses.asdict(row) for row in figures.models],
-            "capacity": figures.model_dump(mode="json"),
+            "capacity": dump(figures, mode="json"),
         }
         return json.dumps(report, ensure_ascii=False) + "\n"
     return (
@@ -421,8 +423,10 @@ def _lint(args: argparse.Namespace, catalogue: Catalogue, stdin: TextIO, stdout:
         raise UsageError("- (standard input) may be given once")
     gpu_models: list[dict[str, str]] = []
     if args.config is not None:
+        from bot.snapshot.data import dump  # noqa: PLC0415 - lazy: only these commands write models
+
         try:
-            gpu_models = [entry.model_dump() for entry in load_config(args.config).conventions.gpu_models]
+            gpu_models = [dump(entry) for entry in load_config(args.config).conventions.gpu_models]
         except ConfigError as error:
             raise UsageError(str(error)) from error
     rules = lint_rules(catalogue, gpu_models)

@@ -1,4 +1,4 @@
-"""raydiag's configuration file (YAML), validated with pydantic.
+"""raydiag's configuration file (YAML): frozen dataclasses, validated by pydantic through ``load``.
 
 A bad file stops start-up with the key path and the problem ("clusters.1.namespace: Input should
 be a valid string"), never a half-configured bot. The Slack bot and the CLI read the same file.
@@ -9,13 +9,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import field
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from bot.cron import cron_problem
-from bot.snapshot.base import new_dict, new_list
+from bot.snapshot.base import StrictRecord, new_dict, new_list
+from bot.snapshot.data import load
 
 # What a cluster name may look like wherever a user types one: a DNS-1123 label.
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -25,9 +27,7 @@ class ConfigError(ValueError):
     """The configuration file is unusable; the message names the key path."""
 
 
-class ClusterConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ClusterConfig(StrictRecord):
     name: str
     namespace: str = "default"
     raycluster: str | None = None
@@ -54,11 +54,9 @@ class ClusterConfig(BaseModel):
         return self.raycluster or self.name
 
 
-class CollectionConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    deadline_s: float = Field(default=25.0, gt=0, le=600)
-    call_timeout_s: float = Field(default=8.0, gt=0, le=120)
+class CollectionConfig(StrictRecord):
+    deadline_s: Annotated[float, Field(gt=0, le=600)] = 25.0
+    call_timeout_s: Annotated[float, Field(gt=0, le=120)] = 8.0
 
 
 SLACK_ID = re.compile(r"^[A-Z0-9]{2,20}$")
@@ -71,14 +69,12 @@ def _slack_ids(values: list[str], what: str) -> list[str]:
     return values
 
 
-class ProbeConfig(BaseModel):
+class ProbeConfig(StrictRecord):
     """Who may start work on a cluster (the GPU probe), and how long a probe may take."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    allowed_users: list[str] = Field(default_factory=new_list)
-    allowed_groups: list[str] = Field(default_factory=new_list)
-    gpu_timeout_s: float = Field(default=60.0, gt=0, le=900)
+    allowed_users: list[str] = field(default_factory=new_list)
+    allowed_groups: list[str] = field(default_factory=new_list)
+    gpu_timeout_s: Annotated[float, Field(gt=0, le=900)] = 60.0
 
     @field_validator("allowed_users")
     @classmethod
@@ -91,24 +87,20 @@ class ProbeConfig(BaseModel):
         return _slack_ids(values, "user group")
 
 
-class LanguageConfig(BaseModel):
+class LanguageConfig(StrictRecord):
     """Language per channel or per user; the user's choice wins over the channel's."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    channels: dict[str, Literal["en", "zh"]] = Field(default_factory=new_dict)
-    users: dict[str, Literal["en", "zh"]] = Field(default_factory=new_dict)
+    channels: dict[str, Literal["en", "zh"]] = field(default_factory=new_dict)
+    users: dict[str, Literal["en", "zh"]] = field(default_factory=new_dict)
 
 
-class SlackConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    incident_channels: list[str] = Field(default_factory=new_list)
-    languages: LanguageConfig = Field(default_factory=LanguageConfig)
+class SlackConfig(StrictRecord):
+    incident_channels: list[str] = field(default_factory=new_list)
+    languages: LanguageConfig = field(default_factory=LanguageConfig)
     # Diagnoses that may run at once; the rest wait in a queue of this many, then "busy".
-    workers: int = Field(default=4, ge=1, le=64)
-    queue: int = Field(default=32, ge=0, le=1000)
-    mute_hours: float = Field(default=24.0, gt=0, le=24 * 30)
+    workers: Annotated[int, Field(ge=1, le=64)] = 4
+    queue: Annotated[int, Field(ge=0, le=1000)] = 32
+    mute_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 24.0
 
     @field_validator("incident_channels")
     @classmethod
@@ -116,29 +108,25 @@ class SlackConfig(BaseModel):
         return _slack_ids(values, "channel")
 
 
-class MetricsConfig(BaseModel):
+class MetricsConfig(StrictRecord):
     """The leader's refresh of every configured cluster's series on ``/metrics`` (raydiag_gpus ...)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     # Every diagnosis refreshes its cluster's series too; 0 turns the interval off.
-    refresh_minutes: float = Field(default=5.0, ge=0, le=24 * 60)
+    refresh_minutes: Annotated[float, Field(ge=0, le=24 * 60)] = 5.0
 
 
-class VerifyConfig(BaseModel):
+class VerifyConfig(StrictRecord):
     """Re-verifying the GPU chain on its own: a GPU probe per pool on an interval, and the guide's
     verification order when a part of the chain changes version (run by the leader)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     # How often each configured cluster is read to compare versions with the last run; 0 is off.
-    check_minutes: float = Field(default=0.0, ge=0, le=7 * 24 * 60)
+    check_minutes: Annotated[float, Field(ge=0, le=7 * 24 * 60)] = 0.0
     # How often the one-GPU probe runs per GPU pool (each accelerator type Ray registers); 0 is off.
-    probe_minutes: float = Field(default=0.0, ge=0, le=7 * 24 * 60)
+    probe_minutes: Annotated[float, Field(ge=0, le=7 * 24 * 60)] = 0.0
     # A probe whose task waits longer for its GPU is stopped and counts as pending.
-    probe_timeout_s: float = Field(default=120.0, gt=0, le=900)
+    probe_timeout_s: Annotated[float, Field(gt=0, le=900)] = 120.0
     # How long the probe job's driver may take to start and connect, before that wait begins.
-    probe_start_timeout_s: float = Field(default=120.0, gt=0, le=900)
+    probe_start_timeout_s: Annotated[float, Field(gt=0, le=900)] = 120.0
     # Where results go; default: the channel of the cluster's first health-post schedule.
     channel: str | None = None
 
@@ -152,19 +140,15 @@ class VerifyConfig(BaseModel):
         return self.check_minutes > 0 or self.probe_minutes > 0
 
 
-class AlertsConfig(BaseModel):
+class AlertsConfig(StrictRecord):
     """Alerts other apps post in the incident channels (and Alertmanager's webhook)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     # An alert label that names the RayCluster, besides ``raycluster`` and ``ray_io_cluster``.
-    cluster_label: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    cluster_label: Annotated[str | None, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")] = None
 
 
-class AlertmanagerConfig(BaseModel):
+class AlertmanagerConfig(StrictRecord):
     """Where diagnoses of alerts pushed to ``POST /alertmanager`` are posted."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     channel: str | None = None
 
@@ -180,25 +164,21 @@ LABEL_KEY = r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.
 LABEL_VALUE = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 
 
-class GpuModelConvention(BaseModel):
+class GpuModelConvention(StrictRecord):
     """One GPU model as the team names it in both layers: the node label and value Kubernetes
     selects its nodes by, and the Ray resource every group sent there declares."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    label: str = Field(pattern=LABEL_KEY)
-    value: str = Field(pattern=LABEL_VALUE)
+    label: Annotated[str, Field(pattern=LABEL_KEY)]
+    value: Annotated[str, Field(pattern=LABEL_VALUE)]
     # As Ray registers it: ``accelerator_type:A100``, or a custom resource such as ``A100``.
-    ray_resource: str = Field(pattern=r"^[^\s'\"{},]+$")
+    ray_resource: Annotated[str, Field(pattern=r"^[^\s'\"{},]+$")]
 
 
-class ConventionsConfig(BaseModel):
+class ConventionsConfig(StrictRecord):
     """The team's written mapping between the layers, which ``raydiag lint --config`` checks
     manifests against (cause 7 of CAUSES.md: the GPU type chain)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    gpu_models: list[GpuModelConvention] = Field(default_factory=new_list)
+    gpu_models: list[GpuModelConvention] = field(default_factory=new_list)
 
     @field_validator("gpu_models", mode="before")
     @classmethod
@@ -233,10 +213,8 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / "raydiag"
 
 
-class StateConfig(BaseModel):
+class StateConfig(StrictRecord):
     """The state database: schedules, mutes, answered events, last posts, quiz scores."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     # sqlite:///path/to/file.db or postgresql+psycopg://user@host:5432/db; default: a SQLite file
     # raydiag-state.db in the data folder (see ``data_dir``).
@@ -246,10 +224,8 @@ class StateConfig(BaseModel):
         return self.url or f"sqlite:///{data_dir(env) / STATE_FILE}"
 
 
-class ScheduleConfig(BaseModel):
+class ScheduleConfig(StrictRecord):
     """A health post from the configuration: a cluster, a channel, a cron in a time zone."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     channel: str
     cluster: str
@@ -278,15 +254,13 @@ class ScheduleConfig(BaseModel):
         return self
 
 
-class HealthPostConfig(BaseModel):
+class HealthPostConfig(StrictRecord):
     """How talkative scheduled health posts are."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     # Pending Pods younger than this are not alarms while the autoscaler is adding capacity.
-    grace_minutes: float = Field(default=10.0, ge=0, le=24 * 60)
+    grace_minutes: Annotated[float, Field(ge=0, le=24 * 60)] = 10.0
     # An alarm lasting this long is announced once per threshold ("still pending after 40 min").
-    thresholds_minutes: list[int] = Field(default_factory=lambda: [40, 120])
+    thresholds_minutes: list[int] = field(default_factory=lambda: [40, 120])
     # A run with nothing new: refresh the last post's figures in place ("edit") or stay silent ("quiet").
     unchanged: Literal["edit", "quiet"] = "edit"
     chart: bool = True  # upload the capacity chart into the post's thread
@@ -299,18 +273,16 @@ class HealthPostConfig(BaseModel):
         return sorted(set(values))
 
 
-class LeaderElectionConfig(BaseModel):
+class LeaderElectionConfig(StrictRecord):
     """Several replicas: only the holder of a Lease runs scheduled posts (see ``bot.leadership``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = False
     # Namespace of the Lease; default: the Pod's own (POD_NAMESPACE, or the service account's).
     namespace: str | None = None
     lease_name: str = "raydiag-leader"
-    lease_duration_s: int = Field(default=15, ge=2, le=300)
-    renew_deadline_s: int = Field(default=10, ge=2, le=300)
-    retry_period_s: int = Field(default=2, ge=1, le=60)
+    lease_duration_s: Annotated[int, Field(ge=2, le=300)] = 15
+    renew_deadline_s: Annotated[int, Field(ge=2, le=300)] = 10
+    retry_period_s: Annotated[int, Field(ge=1, le=60)] = 2
     # Where the Lease lives; default: in-cluster credentials (kubeconfig only for running outside).
     kubeconfig: str | None = None
     context: str | None = None
@@ -331,23 +303,21 @@ class LeaderElectionConfig(BaseModel):
         return self
 
 
-class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    clusters: list[ClusterConfig] = Field(default_factory=new_list)
+class Config(StrictRecord):
+    clusters: list[ClusterConfig] = field(default_factory=new_list)
     language: Literal["en", "zh"] = "en"
-    collection: CollectionConfig = Field(default_factory=CollectionConfig)
-    probes: ProbeConfig = Field(default_factory=ProbeConfig)
-    slack: SlackConfig = Field(default_factory=SlackConfig)
-    state: StateConfig = Field(default_factory=StateConfig)
-    schedules: list[ScheduleConfig] = Field(default_factory=new_list)
-    health_posts: HealthPostConfig = Field(default_factory=HealthPostConfig)
-    leader_election: LeaderElectionConfig = Field(default_factory=LeaderElectionConfig)
-    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
-    verify: VerifyConfig = Field(default_factory=VerifyConfig)
-    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
-    alertmanager: AlertmanagerConfig = Field(default_factory=AlertmanagerConfig)
-    conventions: ConventionsConfig = Field(default_factory=ConventionsConfig)
+    collection: CollectionConfig = field(default_factory=CollectionConfig)
+    probes: ProbeConfig = field(default_factory=ProbeConfig)
+    slack: SlackConfig = field(default_factory=SlackConfig)
+    state: StateConfig = field(default_factory=StateConfig)
+    schedules: list[ScheduleConfig] = field(default_factory=new_list)
+    health_posts: HealthPostConfig = field(default_factory=HealthPostConfig)
+    leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
+    alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    alertmanager: AlertmanagerConfig = field(default_factory=AlertmanagerConfig)
+    conventions: ConventionsConfig = field(default_factory=ConventionsConfig)
     # "json": one JSON object per log line (RAYDIAG_LOG_FORMAT overrides).
     log_format: Literal["text", "json"] = "text"
 
@@ -407,9 +377,16 @@ def load_config(path: Path) -> Config:
     except yaml.YAMLError as error:
         raise ConfigError(f"config {path} is not valid YAML: {str(error).splitlines()[0]}") from error
     try:
-        return Config.model_validate(raw or {})
+        return load(Config, raw or {})
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         more = f" (and {error.error_count() - 1} more problem(s))" if error.error_count() > 1 else ""
-        raise ConfigError(f"config {path}: {where}: {first['msg']}{more}") from error
+        # A dataclass says "Unexpected keyword argument" for an unknown key; the file's readers
+        # know pydantic's model wording.
+        message = (
+            "Extra inputs are not permitted"
+            if first["type"] == "unexpected_keyword_argument"
+            else first["msg"]
+        )
+        raise ConfigError(f"config {path}: {where}: {message}{more}") from error

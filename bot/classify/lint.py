@@ -11,6 +11,7 @@ those of ``classify``, with the same rules, codes and texts as every other diagn
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from bot.catalogue import Catalogue
 from bot.classify import classify
@@ -38,9 +39,7 @@ def lint_rules(catalogue: Catalogue, gpu_models: Iterable[Mapping[str, str]] = (
         "group_conventions": {"gpu_models": [dict(entry) for entry in gpu_models]},
     }
     return Catalogue(
-        rule.model_copy(update={"params": {**rule.params, **added[rule.detector]}})
-        if rule.detector in added
-        else rule
+        replace(rule, params={**rule.params, **added[rule.detector]}) if rule.detector in added else rule
         for rule in template_rules(catalogue)
     )
 

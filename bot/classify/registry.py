@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from bot.diagnosis import Evidence, Subject
 from bot.facts import Fact
 from bot.snapshot.base import problems
+from bot.snapshot.data import load
 from bot.terms import Severity
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class DetectorSpec:
         from pydantic import ValidationError  # noqa: PLC0415 - lazy: only compiling the catalogue validates params
 
         try:
-            parsed = self.params_model.model_validate(dict(params))
+            parsed = load(self.params_model, dict(params))
             check = getattr(parsed, "check", None)
             if check is not None:
                 check()

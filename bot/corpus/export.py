@@ -29,6 +29,7 @@ from bot.read import scan
 from bot.read.cleaning import clean
 from bot.read.formats import Tag
 from bot.read.found import Found
+from bot.snapshot.data import load_json
 from bot.store import StoredDiagnosis, StoreError, Verdict, open_store
 
 # CAUSES.md's layer of each cause, in the corpus's words (9 is "both": the finding says which).
@@ -81,7 +82,7 @@ def format_tags(text: str) -> list[str]:
 
 
 def case_entry(record: StoredDiagnosis, given: Sequence[Verdict], file: str) -> dict[str, Any]:
-    diagnosis = Diagnosis.model_validate_json(record.diagnosis)
+    diagnosis = load_json(Diagnosis, record.diagnosis)
     cause, deciding = settled_cause(record, given)
     quiet = cause is None and deciding.right and diagnosis.verdict_layer in ("healthy", "unknown")
     if quiet:

@@ -9,15 +9,17 @@ field, instead of reaching a new colleague in Slack.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from bot.render.messages import Lang
+from bot.snapshot.base import StrictRecord
+from bot.snapshot.data import load
 
 QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
 QUESTION_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -35,21 +37,19 @@ class QuizDataError(ValueError):
     """A question file is invalid; the message names the file and the field."""
 
 
-class Bilingual(BaseModel):
+class Bilingual(StrictRecord):
     """The same sentence in English and in Chinese; both are required."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    __pydantic_config__: ClassVar[Mapping[str, Any]] = {"extra": "forbid", "str_strip_whitespace": True}
 
-    en: str = Field(min_length=1)
-    zh: str = Field(min_length=1)
+    en: Annotated[str, Field(min_length=1)]
+    zh: Annotated[str, Field(min_length=1)]
 
     def in_(self, lang: Lang) -> str:
         return self.en if lang == "en" else self.zh
 
 
-class Choice(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Choice(StrictRecord):
     id: str
     correct: bool = False
     text: Bilingual
@@ -70,13 +70,11 @@ class Choice(BaseModel):
         return value
 
 
-class Question(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Question(StrictRecord):
     id: str
-    order: int = Field(ge=0, le=100_000)
+    order: Annotated[int, Field(ge=0, le=100_000)]
     topic: Topic
-    cause: int | None = Field(ge=1, le=10)
+    cause: Annotated[int | None, Field(ge=1, le=10)]
     source: Source
     prompt: Bilingual
     choices: tuple[Choice, ...]
@@ -151,6 +149,8 @@ def _describe(error: ValidationError) -> str:
     parts = []
     for item in error.errors():
         message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "unexpected_keyword_argument":  # a dataclass's word for an unknown key
+            message = "Extra inputs are not permitted"
         # A check across fields names its field in the message itself.
         where = ".".join(str(part) for part in item["loc"])
         parts.append(f"{where}: {message}" if where else message)
@@ -161,7 +161,7 @@ def parse_question(path: Path, raw: object) -> Question:
     if not isinstance(raw, dict):
         raise QuizDataError(f"{path.name}: expected a mapping at the top level")
     try:
-        question = Question.model_validate(raw)
+        question = load(Question, raw)
     except ValidationError as error:
         raise QuizDataError(f"{path.name}: {_describe(error)}") from error
     if question.id != path.stem:

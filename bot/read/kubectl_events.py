@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.read.columns import Column, header_columns, slice_row
 from bot.read.counts import count_or
@@ -333,14 +334,14 @@ def parse_describe_events(
         )
         if event is not None:
             if kind is not None or name is not None:
-                event = event.model_copy(update={"object_kind": kind, "object_name": name})
+                event = replace(event, object_kind=kind, object_name=name)
             elif event.object_kind is None and (recorder := recorder_kind(event.source)):
                 # The 1.0-1.9 layouts (From in a column or in braces) are read apart from read_row.
-                event = event.model_copy(update={"object_kind": recorder})
+                event = replace(event, object_kind=recorder)
             events.append(event)
         elif events and line[:1].isspace():
             last = events[-1]
-            events[-1] = last.model_copy(update={"message": f"{last.message} {line.strip()}"[:20_000]})
+            events[-1] = replace(last, message=f"{last.message} {line.strip()}"[:20_000])
         else:
             break
         i += 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.read import kubectl_events, prose, ray_messages
 from bot.read.formats import Format, Tag
@@ -86,7 +87,7 @@ def _read_logical(text: str, found: Found, namespace: str | None) -> None:
     recognised = ray_messages.read_message(text, found)
     bare = kubectl_events.read_bare(text)
     if bare is not None:
-        found.add_event(bare.model_copy(update={"namespace": namespace}))
+        found.add_event(replace(bare, namespace=namespace))
         found.recognise(kubectl_events.format_of(bare))
         recognised = True
     if kubectl_events.is_karpenter(text):
@@ -96,7 +97,7 @@ def _read_logical(text: str, found: Found, namespace: str | None) -> None:
         # A demand line of ``ray status`` quoted on its own or inside a sentence.
         for demand in demands:
             # Without the status around it the paste may hold nothing to judge it against.
-            found.add_demand(demand.model_copy(update={"listed": True}))
+            found.add_demand(replace(demand, listed=True))
         found.recognise(DEMAND_LINE_FORMAT)
         recognised = True
     if not recognised and prose.read_line(text, found):

@@ -46,7 +46,7 @@ import re
 import textwrap
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.read import constructor_calls, tune_status
 from bot.read.code_facts import CodeFacts, LocalNode, Request, Template
@@ -1364,15 +1364,14 @@ def _place_on_local_node(found: Found, local: LocalNode, requests: list[Request]
             placed = fits_total and all(node.take(shape) for shape in shapes)
             if not placed:
                 node.free, node.units = before
-                waiting = _demand(request).model_copy(
-                    update={
-                        "shape": {k: v for k, v in request.shape.items() if k in node.total},
-                        "bundles": [dict(s) for s in shapes] if request.bundles else [],
-                    }
+                waiting = replace(
+                    _demand(request),
+                    shape={k: v for k, v in request.shape.items() if k in node.total},
+                    bundles=[dict(s) for s in shapes] if request.bundles else [],
                 )
                 left = (request.instances - done) if request.instances else 1
                 if not any(d.shape == waiting.shape for d in found.demands):  # a status lists it already
-                    found.add_demand(waiting.model_copy(update={"count": left}))
+                    found.add_demand(replace(waiting, count=left))
                 found.add_ray_node(
                     RayNode(
                         node_id=node_id,
@@ -1382,7 +1381,7 @@ def _place_on_local_node(found: Found, local: LocalNode, requests: list[Request]
                     )
                 )
                 for actor in actors:
-                    found.add_ray_actor(actor.model_copy(update={"node_id": node_id}))
+                    found.add_ray_actor(replace(actor, node_id=node_id))
                 for group in groups:
                     found.add_placement_group(group)
                 return

@@ -25,6 +25,7 @@ is not a mapping is skipped, and the state holds whatever could be read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from bot.read.autoscaler_text import infeasible_requests
@@ -111,9 +112,7 @@ def _mark_infeasible(
             hit = hit or _bundle_key(demand.bundles) in groups
             if (demand.strategy or "").upper() != "STRICT_PACK":
                 hit = hit or any(bundle in shapes for bundle in demand.bundles)
-        marked.append(
-            demand.model_copy(update={"infeasible": True}) if hit and not demand.infeasible else demand
-        )
+        marked.append(replace(demand, infeasible=True) if hit and not demand.infeasible else demand)
     return marked
 
 
@@ -172,7 +171,7 @@ def _merge(first: RayNode, second: RayNode) -> RayNode:
         update["labels"] = second.labels
     if second.is_head and not first.is_head:
         update["is_head"] = True
-    return first.model_copy(update=update) if update else first
+    return replace(first, **update) if update else first
 
 
 def _nodes(responses: Mapping[str, object], status: ClusterStatus, names: ResourceNames) -> list[RayNode]:
@@ -216,7 +215,7 @@ def _nodes(responses: Mapping[str, object], status: ClusterStatus, names: Resour
             update["node_type"] = node_type
         if head_ip and node.node_ip == head_ip and not node.is_head:
             update["is_head"] = True
-        result.append(node.model_copy(update=update) if update else node)
+        result.append(replace(node, **update) if update else node)
     return result
 
 
@@ -288,7 +287,7 @@ def _strategy_from_demands(pg: PlacementGroup, demands: list[Demand], raw_strate
     for demand in demands:
         same = demand.kind == "placement_group" and _bundle_key(demand.bundles) == _bundle_key(pg.bundles)
         if same and demand.strategy:
-            return pg.model_copy(update={"strategy": demand.strategy.upper()})
+            return replace(pg, strategy=demand.strategy.upper())
     return pg
 
 
@@ -464,7 +463,7 @@ def ray_state(
         recent_failures=recent_failures(status, names),
         demands=demands,
         constraints=[
-            c.model_copy(update={"infeasible": True}) if c.shape in unfit and not c.infeasible else c
+            replace(c, infeasible=True) if c.shape in unfit and not c.infeasible else c
             for c in (
                 structured_constraints(status) if status.structured is not None else status.parsed.constraints
             )

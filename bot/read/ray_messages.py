@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from bot.read import ray_resource_figures, ray_start_command, tune_status
 from bot.read.autoscaler_text import (
@@ -463,7 +464,7 @@ def _read_vllm(text: str, found: Found) -> bool:
         pinned = any(key.startswith("node:") for bundle in bundles for key in bundle)
         demand = placement_group_demand(bundles, "PACK", 1, text)
         # Without a pin it waits like any group, and the paste may not say why.
-        found.add_demand(demand.model_copy(update={"listed": not pinned}))
+        found.add_demand(replace(demand, listed=not pinned))
     found.recognise(FRAMEWORK_FORMAT)
     return True
 

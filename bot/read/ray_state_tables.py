@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from bot.read import cut_literal, loose_lines, ray_fields, ray_resource_figures, yaml_blocks
@@ -419,7 +420,7 @@ def _store(records: _Records, found: Found) -> None:
             )
             quote = records.quotes.get(id(row)) or None
             demand = placement_group_demand(group.bundles, strategy, 1, quote, infeasible=infeasible)
-            found.add_demand(demand.model_copy(update={"listed": True, "name": group.name}))
+            found.add_demand(replace(demand, listed=True, name=group.name))
         else:
             found.add_placement_group(group)
     for demand in _demands(records):

@@ -21,6 +21,7 @@ from typing import Any
 
 from bot.read.kubernetes_json import kubernetes_state
 from bot.read.ray_json import ray_state as build_ray_state
+from bot.snapshot.data import load
 from bot.snapshot.model import SCHEMA, CollectionError, Snapshot, TextLine
 from bot.snapshot.ray import RayState
 
@@ -38,13 +39,13 @@ def snapshot_from_bundle(raw: Mapping[str, Any]) -> Snapshot:
     if isinstance(ray_raw, Mapping):
         ray_state = build_ray_state(ray_raw)
     if isinstance(raw.get("ray_state"), Mapping):
-        ray_state = RayState.model_validate(raw["ray_state"])
+        ray_state = load(RayState, raw["ray_state"])
     texts = [
-        TextLine(source="bundle", text=line) if isinstance(line, str) else TextLine.model_validate(line)
+        TextLine(source="bundle", text=line) if isinstance(line, str) else load(TextLine, line)
         for line in raw.get("texts") or []
         if isinstance(line, str | dict)
     ]
-    errors = [CollectionError.model_validate(e) for e in raw.get("errors") or [] if isinstance(e, dict)]
+    errors = [load(CollectionError, e) for e in raw.get("errors") or [] if isinstance(e, dict)]
     return Snapshot(
         errors=errors,
         cluster=raw.get("cluster") if isinstance(raw.get("cluster"), str) else None,
@@ -63,7 +64,7 @@ def parse_snapshot(raw: object) -> Snapshot:
         raise SnapshotError("expected a JSON object at the top level")
     try:
         if raw.get("schema") == SCHEMA:
-            return Snapshot.model_validate(raw)
+            return load(Snapshot, raw)
         if "schema" in raw:
             raise SnapshotError(
                 f"unsupported snapshot schema {raw.get('schema')!r} (this raydiag reads {SCHEMA})"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
@@ -115,10 +115,9 @@ def lint_diagnosis(result: LintResult) -> Diagnosis:
     """The findings as one diagnosis (the model ``explain --format json`` prints), each led by the
     evidence line that says where it is."""
     findings = [
-        x.finding.model_copy(
-            update={
-                "evidence": [Evidence(source=LOCATION_SOURCE, text=f"{x.where} {x.obj}"), *x.finding.evidence]
-            }
+        replace(
+            x.finding,
+            evidence=[Evidence(source=LOCATION_SOURCE, text=f"{x.where} {x.obj}"), *x.finding.evidence],
         )
         for x in sort_located(result.located)
     ]

@@ -7,7 +7,8 @@ copyable and obviously incomplete, rather than silently wrong.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from bot.catalogue import Catalogue
 from bot.diagnosis import SIMILAR_RULE, Diagnosis, Evidence, Finding, Subject
@@ -213,12 +214,12 @@ def said_evidence(evidence: Evidence, lang: Lang) -> Evidence:
     a quote, and every line in English, exactly as it is."""
     if lang == "en" or not (evidence.phrase or evidence.source_phrase):
         return evidence
-    update: dict[str, str] = {}
+    update: dict[str, Any] = {}
     if evidence.phrase:
         update["text"] = evidence_text(evidence.phrase, evidence.values, lang)
     if evidence.source_phrase:
         update["source"] = evidence_text(evidence.source_phrase, evidence.values, lang)
-    return evidence.model_copy(update=update)
+    return replace(evidence, **update)
 
 
 def _holder(holder: Holder, lang: Lang) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.diagnosis import SIMILAR_RULE, Diagnosis, Evidence, Finding, SimilarReport, Subject
 from bot.terms import Layer
@@ -100,4 +101,4 @@ def seen_before(text: str, diagnosis: Diagnosis) -> Diagnosis:
     cause = agreed_cause(similar)
     if cause is not None and diagnosis.verdict_layer == "unknown":
         findings = [*findings, likeness_finding(cause, similar)]
-    return diagnosis.model_copy(update={"similar": similar, "findings": findings})
+    return replace(diagnosis, similar=similar, findings=findings)

@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
 
 from slack_sdk import WebClient
@@ -73,7 +74,7 @@ def focused(diagnosis: Diagnosis, pod: str | None) -> Diagnosis:
         return diagnosis
     first = {id(f) for f in about}
     rest = [f for f in diagnosis.findings if id(f) not in first]
-    return diagnosis.model_copy(update={"findings": about + rest})
+    return replace(diagnosis, findings=about + rest)
 
 
 def _why(target: Target, lang: Lang) -> str:

@@ -29,6 +29,7 @@ from bot.diagnosis import Diagnosis
 from bot.observe.logs import current_request_id, request_context
 from bot.render.messages import Lang, say
 from bot.slack.bot import Bot
+from bot.snapshot.data import dump_json
 from bot.snapshot.redact import redact
 from bot.store import StoredDiagnosis, StoreError
 from bot.verdicts import asked_cause, kept_input, new_diagnosis_id
@@ -69,7 +70,7 @@ def post_diagnosis(
         trigger=trigger[:16],
         cluster=diagnosis.cluster,
         input=kept_input(diagnosis, pasted),
-        diagnosis=diagnosis.model_dump_json(),
+        diagnosis=dump_json(diagnosis),
         asked_cause=asked_cause(diagnosis),
         posted_at=store.clock(),
     )

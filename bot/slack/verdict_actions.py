@@ -37,6 +37,7 @@ from bot.render.slack import ACTION_VERDICT_RIGHT, ACTION_VERDICT_WRONG, VIEW_VE
 from bot.slack.bot import Bot, ack_only
 from bot.slack.buttons import thread_of
 from bot.slack.probe_actions import may_start_work
+from bot.snapshot.data import load_json
 from bot.store import Store, StoredDiagnosis, StoreError, Verdict
 from bot.verdicts import Choice, is_diagnosis_id, read_choice
 
@@ -58,7 +59,7 @@ class Asked:
         return self.record.thread_ts or self.record.message_ts
 
     def said(self) -> str:
-        return said_words(Diagnosis.model_validate_json(self.record.diagnosis), self.lang)
+        return said_words(load_json(Diagnosis, self.record.diagnosis), self.lang)
 
 
 def _tell(client: WebClient, channel: str, user: str, key: str, lang: Lang) -> None:

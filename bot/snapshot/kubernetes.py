@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar
+from functools import cached_property
 
 from bot.snapshot.base import Record
 from bot.snapshot.redact import Redacted, RedactedLines
@@ -144,9 +144,6 @@ class Pod(_Model):
     status_message: Redacted | None = None
     # Set by the pasted-text parser when only a `kubectl get pods` row was seen: the STATUS column.
     display_status: str | None = None
-    # Derived when the Pod is made (``troubled``, ``is_ray``; attributes, not fields, so never
-    # written out): read for every Pod of a large cluster, they save walking its container
-    # statuses and labels on each pass.
 
     def __post_init__(self) -> None:
         # Only the conditions the classifier reads are kept.
@@ -158,17 +155,19 @@ class Pod(_Model):
         if self.tolerations and len(_TOLERATIONS) < 10_000:
             key = tuple((t.key, t.operator, t.value, t.effect) for t in self.tolerations)
             object.__setattr__(self, "tolerations", _TOLERATIONS.setdefault(key, self.tolerations))
-        troubled = any(
+
+    # Derived, once per Pod (not fields, so never written out): read for every Pod of a large
+    # cluster, they save walking its container statuses and labels on each pass.
+    @cached_property
+    def troubled(self) -> bool:
+        return any(
             s.restart_count or (not s.ready and not (s.init and s.exit_code == 0))
             for s in self.container_statuses
         )
-        is_ray = "ray.io/node-type" in self.labels or "ray.io/cluster" in self.labels
-        object.__setattr__(self, "troubled", troubled)
-        object.__setattr__(self, "is_ray", is_ray)
 
-    if TYPE_CHECKING:
-        troubled: ClassVar[bool]
-        is_ray: ClassVar[bool]
+    @cached_property
+    def is_ray(self) -> bool:
+        return "ray.io/node-type" in self.labels or "ray.io/cluster" in self.labels
 
     @property
     def key(self) -> tuple[str, str]:
@@ -421,13 +420,8 @@ class KubernetesState(_Model):
     logs: list[PodLog] = field(default_factory=list)
     workloads: list[KueueWorkload] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        # Built here, once, while the Pods are fresh; see PodIndex for why.
-        object.__setattr__(self, "_pod_index", index_pods(self.pods))
-
-    @property
+    @cached_property
     def pod_index(self) -> PodIndex:
-        """The shared views of the Pods. Every way of making a state (its constructor, pydantic,
-        ``model_copy``) runs ``__post_init__``, so the index always belongs to these Pods."""
-        index: PodIndex = self.__dict__["_pod_index"]
-        return index
+        """The shared views of the Pods, built once per state on first use (see PodIndex for
+        why). A copy (``dataclasses.replace``) is a new state with its own index."""
+        return index_pods(self.pods)

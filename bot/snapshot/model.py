@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Literal
 
 from bot.snapshot.base import Record
+from bot.snapshot.data import dump_json
 from bot.snapshot.errors import CollectionError
 from bot.snapshot.kubernetes import KubernetesState
 from bot.snapshot.nvidia_smi import SmiOutput
@@ -51,4 +52,4 @@ class Snapshot(Record):
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
-        return self.model_dump_json(indent=1)
+        return dump_json(self, indent=1)

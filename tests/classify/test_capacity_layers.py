@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from bot.diagnosis import (
     UnscheduledPod,
 )
 from bot.read.snapshot_file import parse_snapshot
+from bot.snapshot.data import dump_json, load_json
 from bot.snapshot.model import Snapshot
 from tests.support import scenarios
 from tests.support.cluster import NS, Bundle, healthy
@@ -55,7 +57,7 @@ def test_ray_read_with_no_gpu_registered_is_zero_not_unread() -> None:
 
 def test_kubernetes_not_read_leaves_its_stages_unread() -> None:
     bundle = healthy()
-    snapshot = parse_snapshot(bundle.to_json()).model_copy(update={"kubernetes": None})
+    snapshot = replace(parse_snapshot(bundle.to_json()), kubernetes=None)
     capacity = classify(snapshot).capacity
     assert capacity.layers_read == ["ray"]
     assert [row.stages[:2] for row in capacity.models] == [(None, None)]
@@ -71,8 +73,8 @@ def test_nothing_read_is_an_empty_picture() -> None:
 
 def test_pending_pods_carry_their_age_at_collection_and_their_reason() -> None:
     bundle = scenarios.third_gpu_worker_no_free_gpu()
-    snapshot = parse_snapshot(bundle.to_json()).model_copy(
-        update={"collected_at": datetime(2026, 11, 30, 9, 52, 41, tzinfo=UTC)}
+    snapshot = replace(
+        parse_snapshot(bundle.to_json()), collected_at=datetime(2026, 11, 30, 9, 52, 41, tzinfo=UTC)
     )
     [pending] = classify(snapshot).capacity.pending_pods
     assert (pending.name, pending.namespace, pending.reason) == (scenarios.PENDING, NS, "Unschedulable")
@@ -110,7 +112,7 @@ def test_ray_demands_actors_and_scale_ups() -> None:
 )
 def test_the_diagnosis_with_its_capacity_round_trips_through_json(build: object) -> None:
     diagnosis = classify(parse_snapshot(build().to_json()))  # type: ignore[operator]
-    again = Diagnosis.model_validate_json(diagnosis.model_dump_json())
+    again = load_json(Diagnosis, dump_json(diagnosis))
     assert again == diagnosis
     assert again.capacity == diagnosis.capacity
 
@@ -131,7 +133,7 @@ def test_every_capacity_field_round_trips_through_json() -> None:
         gpu_actors=[GpuActor(name="a", gpus=0.5, started=None)],
         scale_ups=[ScaleUp(source="ray-autoscaler"), ScaleUp(source="karpenter", at=datetime(2026, 1, 1))],
     )
-    again = Capacity.model_validate_json(capacity.model_dump_json())
+    again = load_json(Capacity, dump_json(capacity))
     assert again == capacity
     # None stays "not read", 0 stays zero, an int stays an int.
     assert again.models[0].stages == (8, 8.5, None, None, 0)

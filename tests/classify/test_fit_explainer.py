@@ -17,6 +17,7 @@ from bot.read.scheduler_message import (
     reason_category,
 )
 from bot.read.snapshot_file import parse_snapshot
+from bot.snapshot.data import load
 from bot.snapshot.kubernetes import Node, Pod, Taint, Toleration
 from tests.support.scenarios import CASES
 
@@ -105,7 +106,7 @@ def test_unscheduled_messages_are_not_parsed() -> None:
 def _node(name: str, **kwargs: object) -> Node:
     base: dict[str, object] = {"allocatable": {"cpu": 8.0, "memory": 32 * 2**30, "pods": 110.0}}
     base.update(kwargs)
-    return Node.model_validate({"name": name, **base})
+    return load(Node, {"name": name, **base})
 
 
 def test_first_failing_filter_wins_per_node() -> None:

@@ -9,6 +9,7 @@ from collections import Counter
 from bot.classify.fit import FitExplainer
 from bot.read.kubernetes_json import pod_from_json
 from bot.read.scheduler_message import reason_category
+from bot.snapshot.data import load
 from bot.snapshot.kubernetes import (
     LabelRequirement,
     Node,
@@ -28,7 +29,7 @@ def _node(name: str, **kwargs: object) -> Node:
         "labels": {HOSTNAME: name},
     }
     base.update(kwargs)
-    return Node.model_validate({"name": name, **base})
+    return load(Node, {"name": name, **base})
 
 
 def _naming(*terms: list[str]) -> list[NodeSelectorTerm]:

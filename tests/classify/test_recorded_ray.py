@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,8 @@ def test_a_held_demand_is_named_by_one_resource_whatever_order_ray_lists_them_in
     # Ray's demand shapes come from protobuf maps, whose order is not stable between answers.
     snapshot = snapshot_of(folder)
     assert snapshot.ray is not None
-    demands = [d.model_copy(update={"shape": dict(reversed(d.shape.items()))}) for d in snapshot.ray.demands]
-    flipped = snapshot.model_copy(update={"ray": snapshot.ray.model_copy(update={"demands": demands})})
+    demands = [replace(d, shape=dict(reversed(d.shape.items()))) for d in snapshot.ray.demands]
+    flipped = replace(snapshot, ray=replace(snapshot.ray, demands=demands))
 
     def named(s: Snapshot) -> tuple[str, str]:
         held = next(f for f in classify(s).findings if f.rule == "ray-resources-held")

@@ -16,6 +16,7 @@ from bot.catalogue import Rule, default_catalogue
 from bot.classify import classify, lines
 from bot.classify.lines import needles
 from bot.collect.paste import parse_paste
+from bot.snapshot.data import dump
 
 TESTS = Path(__file__).resolve().parents[1]
 SAMPLES = sorted([*TESTS.glob("corpus/*/*.txt"), *TESTS.glob("cases/*/fires/*")])
@@ -79,8 +80,8 @@ def test_a_pattern_the_parser_cannot_read_searches_every_line() -> None:
 def test_the_diagnosis_is_the_same_without_the_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
     catalogue = default_catalogue()
     pastes = [path.read_text(encoding="utf-8", errors="replace") for path in SAMPLES[::7]]
-    with_filter = [classify(parse_paste(text), catalogue).model_dump() for text in pastes]
+    with_filter = [dump(classify(parse_paste(text), catalogue)) for text in pastes]
     monkeypatch.setattr(lines, "needles", lambda patterns: None)
-    without = [classify(parse_paste(text), catalogue).model_dump() for text in pastes]
+    without = [dump(classify(parse_paste(text), catalogue)) for text in pastes]
     assert with_filter == without
     assert sum(len(d["findings"]) for d in with_filter) > 50

@@ -6,6 +6,7 @@ The fixtures are real output: ``kubectl`` against the loopback API beside the ve
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -141,7 +142,7 @@ def test_gpus_of_a_worker_that_never_joined_are_not_blamed_on_registration() -> 
     rules = [f.rule for f in classify(snapshot).findings]
     assert "ray-workers-missing-from-ray" in rules
     assert "ray-gpus-missing-from-ray-total" not in rules
-    fewer = snapshot.model_copy(update={"ray": RayState(node_count=2, totals={"CPU": 3.0, "GPU": 1.0})})
+    fewer = replace(snapshot, ray=RayState(node_count=2, totals={"CPU": 3.0, "GPU": 1.0}))
     assert "ray-gpus-missing-from-ray-total" in [f.rule for f in classify(fewer).findings]
 
 

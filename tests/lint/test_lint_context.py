@@ -37,6 +37,7 @@ from bot.collect.manifests_lint import ManifestError, read_manifests, read_node_
 from bot.config import ConfigError, load_config
 from bot.diagnosis import Finding
 from bot.render.rules_doc import SCENARIO_SUFFIX
+from bot.snapshot.data import dump
 from tests.support import cluster
 from tests.support.kube_api import Fault, KubeAPI, ObjectStore, serve
 
@@ -78,7 +79,7 @@ def _json(args: list[str]) -> tuple[int, dict[str, Any]]:
 def _findings(path: Path, nodes_file: Path | None = None, conventions: bool = False) -> list[Finding]:
     """The findings of one file with their params (which the JSON leaves out), as `lint` makes them."""
     nodes = read_node_files([str(nodes_file)]) if nodes_file else None
-    models = [e.model_dump() for e in load_config(CONVENTIONS).conventions.gpu_models] if conventions else []
+    models = [dump(e) for e in load_config(CONVENTIONS).conventions.gpu_models] if conventions else []
     rules = lint_rules(default_catalogue(), models)
     manifests = read_manifests(path.read_text(encoding="utf-8"), str(path))
     return [f for m in manifests for f in lint_snapshot(snapshot_of(m, nodes), rules).findings]

@@ -17,6 +17,7 @@ from bot.diagnosis import Diagnosis
 from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import build_app
 from bot.slack.bot import Bot
+from bot.snapshot.data import load
 from tests.observe.conftest import CaptureLogs
 from tests.snapshot.test_redaction import SECRETS, planted_bundle
 from tests.support.bolt_server import bolt_over_http
@@ -33,9 +34,7 @@ def test_planted_secrets_stay_out_of_slack_and_the_logs(captured_logs: CaptureLo
             raise RuntimeError(f"dashboard said 401 for Authorization: Bearer {SECRETS[6]} ({SECRETS[4]})")
         return classify(snapshot)
 
-    config = Config.model_validate(
-        {"clusters": [{"name": "gpu-prod", "namespace": "ml"}, {"name": "broken"}]}
-    )
+    config = load(Config, {"clusters": [{"name": "gpu-prod", "namespace": "ml"}, {"name": "broken"}]})
     bot = Bot(config=config, diagnose=diagnose)
     with captured_logs("json", logging.DEBUG) as stream, serve_slack() as slack:
         app = build_app(bot, token="xoxb-test", signing_secret=SIGNING, api_url=slack.url)

@@ -12,6 +12,7 @@ from bot.diagnosis import Diagnosis
 from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import build_app
 from bot.slack.bot import Bot
+from bot.snapshot.data import load
 from tests.observe.conftest import CaptureLogs
 from tests.support import scenarios
 from tests.support.bolt_server import bolt_over_http
@@ -37,7 +38,7 @@ def test_a_slash_command_logs_under_its_trigger_id_in_every_thread(captured_logs
         log.info("reading %s with token=xoxb-0000000000-secretsecret", namespace)
         return classify(snapshot)
 
-    config = Config.model_validate({"clusters": [{"name": "gpu-prod", "namespace": "ml"}]})
+    config = load(Config, {"clusters": [{"name": "gpu-prod", "namespace": "ml"}]})
     bot = Bot(config=config, diagnose=diagnose)
     with captured_logs("json", logging.INFO) as stream, serve_slack() as slack:
         app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)

@@ -27,6 +27,7 @@ from bot.slack.app import CORE, build_app
 from bot.slack.bot import Bot
 from bot.slack.quiz_actions import register_quiz
 from bot.slack.quiz_blocks import ACTION_NEXT, ACTION_RESTART, answer_value
+from bot.snapshot.data import load
 from bot.store import Store, open_store
 from tests.support.bolt_server import bolt_over_http
 from tests.support.slack_api import (
@@ -54,11 +55,12 @@ def slack() -> Iterator[SlackWebAPI]:
 
 @contextlib.contextmanager
 def running_bot(slack: SlackWebAPI, store: Store | None) -> Iterator[str]:
-    config = Config.model_validate(
+    config = load(
+        Config,
         {
             "clusters": [{"name": "gpu-prod", "namespace": "ml"}],
             "slack": {"languages": {"channels": {ZH_CHANNEL: "zh"}}},
-        }
+        },
     )
     bot = Bot(config=config, diagnose=lambda cluster, namespace: Diagnosis(cluster=cluster.name), store=store)
     register_quiz(bot)

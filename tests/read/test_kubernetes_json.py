@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from bot.read.kubernetes_json import kubernetes_state, pod_from_json, read_list
 from bot.read.quantity import format_amount, parse_quantity
+from bot.snapshot.data import dump_json
 from tests.support import k8s
 from tests.support.cluster import GPU_WORKERS, healthy
 
@@ -69,7 +70,7 @@ def test_env_values_never_enter_the_snapshot() -> None:
     pod = pod_from_json(body)
     assert pod is not None
     assert pod.containers[0].env_names == ["HF_TOKEN"]
-    assert "hf_s3cr3tT0k3n" not in pod.model_dump_json()
+    assert "hf_s3cr3tT0k3n" not in dump_json(pod)
 
 
 def test_events_in_both_api_groups() -> None:

@@ -15,6 +15,7 @@ from bot.diagnosis import Capacity, GpuModelCapacity
 from bot.read.snapshot_file import parse_snapshot
 from bot.render.capacity import _width as display_width
 from bot.render.capacity import capacity_comment, capacity_table, gap_summary
+from bot.snapshot.data import load
 from bot.snapshot.model import Snapshot
 from bot.snapshot.ray import RayState
 from tests.support import k8s, scenarios
@@ -147,7 +148,7 @@ def test_model_names(label: str, model: str | None) -> None:
 
 
 def ray_only(nodes: list[dict[str, Any]], **extra: Any) -> Snapshot:
-    return Snapshot(cluster="raycluster-gpu", ray=RayState.model_validate({"nodes": nodes, **extra}))
+    return Snapshot(cluster="raycluster-gpu", ray=load(RayState, {"nodes": nodes, **extra}))
 
 
 def test_ray_only_snapshot_groups_nodes_by_accelerator_type() -> None:

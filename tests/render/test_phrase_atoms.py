@@ -29,6 +29,7 @@ from bot.facts import (
 )
 from bot.read.snapshot_file import parse_snapshot
 from bot.render.localize import evidence_text, localize, phrases, said_evidence
+from bot.snapshot.data import dump_json, load_json
 from tests.support.scenarios import CASES as SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,7 +137,7 @@ def test_facts_read_back_as_the_same_types() -> None:
     findings = [finding for _, finding in _atom_findings() if finding.facts]
     assert findings
     diagnosis = Diagnosis(findings=findings)
-    assert Diagnosis.model_validate_json(diagnosis.model_dump_json()).findings == findings
+    assert load_json(Diagnosis, dump_json(diagnosis)).findings == findings
 
 
 def test_params_hold_only_atoms() -> None:

@@ -21,6 +21,7 @@ from bot.deliver.slack_poster import web_client
 from bot.read.snapshot_file import parse_snapshot
 from bot.schedule.posts import RunOutcome, ScheduledPosts
 from bot.slack.bot import Bot
+from bot.snapshot.data import load
 from bot.snapshot.model import Snapshot
 from bot.store import Schedule, Store, open_store
 from tests.store.manual_clock import ManualClock
@@ -37,13 +38,14 @@ MORNING = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 
 
 def config(**extra: Any) -> Config:
-    return Config.model_validate(
+    return load(
+        Config,
         {
             "clusters": [{"name": "gpu-prod", "namespace": NS, "raycluster": CLUSTER}],
             "probes": {"allowed_users": [ALLOWED]},
             "slack": {"languages": {"channels": {ZH_CHANNEL: "zh"}}},
             **extra,
-        }
+        },
     )
 
 

@@ -129,7 +129,7 @@ def test_young_pending_pods_are_no_alarm_only_while_capacity_is_being_added() ->
 
 def test_info_findings_are_not_alarms() -> None:
     findings, facts = observe(scenarios.third_gpu_worker_no_free_gpu(), after(5))
-    as_info = [f.model_copy(update={"severity": "info"}) for f in findings]
+    as_info = [replace(f, severity="info") for f in findings]
     assert alarms(as_info, facts, RULES.grace) == {}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -64,8 +65,8 @@ def scheduler(world: World) -> Iterator[HealthScheduler]:
 @pytest.fixture
 def channel(world: World, scheduler: HealthScheduler) -> Iterator[Channel]:
     world.slack.usergroups[ONCALL_GROUP] = ["U0ONCALL01"]
-    world.settings = world.settings.model_copy(
-        update={"probes": world.settings.probes.model_copy(update={"allowed_groups": [ONCALL_GROUP]})}
+    world.settings = replace(
+        world.settings, probes=replace(world.settings.probes, allowed_groups=[ONCALL_GROUP])
     )
     world.bot.runs.shutdown()
     world.bot = world.new_bot(world.store)

@@ -8,6 +8,7 @@ the classifier on the realistic scenarios and the demo's recorded KubeRay state.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,7 +86,7 @@ def test_no_device_in_the_task_is_no_devices() -> None:
 
 
 def test_a_typed_probe_on_a_node_kubernetes_calls_another_model_is_wrong_node() -> None:
-    relabelled = A100_NODE.model_copy(update={"kubernetes_model": "T4"})
+    relabelled = replace(A100_NODE, kubernetes_model="T4")
     result = verdict_of(probe(), "A100", [relabelled])
     assert (result.verdict, result.detail["kubernetes_model"], result.detail["pod"]) == (
         "wrong_node",
@@ -95,12 +96,12 @@ def test_a_typed_probe_on_a_node_kubernetes_calls_another_model_is_wrong_node() 
     # A plain GPU task asks for no model: the same landing is fine for the "any" pool.
     assert verdict_of(probe(), ANY_POOL, [relabelled]).verdict == "ran"
     # Ray's type names and the label's spelling differ; both name the A100.
-    spelled = A100_NODE.model_copy(update={"accelerator_types": ["NVIDIA_A100"]})
+    spelled = replace(A100_NODE, accelerator_types=["NVIDIA_A100"])
     assert verdict_of(probe(), "NVIDIA_A100", [spelled]).verdict == "ran"
 
 
 def test_ray_gpus_on_a_pod_given_no_gpu_is_wrong_node_for_any_pool() -> None:
-    declared = A100_NODE.model_copy(update={"kubernetes_gpus": 0.0, "kubernetes_model": None})
+    declared = replace(A100_NODE, kubernetes_gpus=0.0, kubernetes_model=None)
     result = verdict_of(probe(), ANY_POOL, [declared])
     assert (result.verdict, result.detail["pod_gpus"]) == ("wrong_node", "0")
 

@@ -23,6 +23,7 @@ from bot.probes.gpu import GpuProbeResult
 from bot.schedule.service import start_health_posts
 from bot.schedule.verify import TICK_S, VERIFY_JOB, Verifier, VerifyOutcome
 from bot.slack.bot import Bot
+from bot.snapshot.data import load
 from bot.store import open_store
 from tests.slack.test_bot_scenarios import recorded
 from tests.store.manual_clock import ManualClock
@@ -35,7 +36,8 @@ CHANNEL = "C0MLPLATFORM"
 
 
 def config(**verify: Any) -> Config:
-    return Config.model_validate(
+    return load(
+        Config,
         {
             "clusters": [
                 {
@@ -52,7 +54,7 @@ def config(**verify: Any) -> Config:
                 },
             ],
             "verify": {"channel": CHANNEL, **verify},
-        }
+        },
     )
 
 

@@ -32,6 +32,7 @@ from bot.demo import kuberay_state as state
 from bot.demo.local_ray import LocalCluster
 from bot.schedule.verify import Verifier, VerifyOutcome
 from bot.slack.bot import Bot
+from bot.snapshot.data import load
 from bot.store import PostState, Store, open_store
 from tests.schedule.conftest import valid_message
 from tests.store.manual_clock import ManualClock
@@ -174,7 +175,8 @@ def leader(ray: LocalCluster, tmp: Path, **verify: Any) -> Iterator[Leader]:
     objects = ObjectStore.from_bundle(Bundle.from_state(cluster_state()))
     with serve(objects) as api, serve_slack() as slack:
         kubeconfig = api.kubeconfig(tmp / "kubeconfig")
-        config = Config.model_validate(
+        config = load(
+            Config,
             {
                 "clusters": [cluster_entry(ray, kubeconfig)],
                 "verify": {
@@ -183,7 +185,7 @@ def leader(ray: LocalCluster, tmp: Path, **verify: Any) -> Iterator[Leader]:
                     "probe_start_timeout_s": START_TIMEOUT_S,
                     **verify,
                 },
-            }
+            },
         )
         made = Leader(api, objects, slack, tmp, config)
         try:

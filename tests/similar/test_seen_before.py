@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -244,7 +245,7 @@ def test_slack_stays_quiet_when_healthy_and_caps_blocks_when_long(diagnoser: Dia
     diagnosis = diagnoser.explain(healthy, "cli")
     assert diagnosis.verdict_layer == "healthy" and diagnosis.similar
     assert len(render_thread(diagnosis, default_catalogue(), "en")) == 1
-    many = diagnosis.model_copy(update={"similar": [_report(f"r{n}", [5], score=60 - n) for n in range(60)]})
+    many = replace(diagnosis, similar=[_report(f"r{n}", [5], score=60 - n) for n in range(60)])
     from bot.deliver.blocks.thread import seen_before_message
 
     assert len(seen_before_message(many, "en")["blocks"]) == MAX_BLOCKS

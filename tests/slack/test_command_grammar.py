@@ -6,8 +6,9 @@ import pytest
 
 from bot.config import Config
 from bot.slack.commands import parse_command
+from bot.snapshot.data import load
 
-CONFIG = Config.model_validate({"clusters": [{"name": "gpu-prod", "namespace": "ml"}, {"name": "edge"}]})
+CONFIG = load(Config, {"clusters": [{"name": "gpu-prod", "namespace": "ml"}, {"name": "edge"}]})
 
 
 @pytest.mark.parametrize(
@@ -58,7 +59,7 @@ def test_a_schedule_keeps_its_cron_time_zone_and_mode() -> None:
 
 
 def test_a_cluster_named_like_a_sub_command_is_still_diagnosed() -> None:
-    config = Config.model_validate({"clusters": [{"name": "quiz"}, {"name": "schedule"}]})
+    config = load(Config, {"clusters": [{"name": "quiz"}, {"name": "schedule"}]})
     assert parse_command("quiz", config).kind == "diagnose"
     assert parse_command("schedule", config).kind == "diagnose"
 

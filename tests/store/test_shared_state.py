@@ -19,6 +19,7 @@ from bot.read.snapshot_file import parse_snapshot
 from bot.slack.app import build_app
 from bot.slack.bot import Bot
 from bot.slack.server import SlackHTTPServer
+from bot.snapshot.data import load
 from bot.store import open_store
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, NS
@@ -45,9 +46,7 @@ def slack() -> Iterator[SlackWebAPI]:
 
 @contextlib.contextmanager
 def replicas(store_url: str, slack: SlackWebAPI, count: int = 2) -> Iterator[list[tuple[str, Bot]]]:
-    config = Config.model_validate(
-        {"clusters": [{"name": "gpu-prod", "namespace": NS, "raycluster": CLUSTER}]}
-    )
+    config = load(Config, {"clusters": [{"name": "gpu-prod", "namespace": NS, "raycluster": CLUSTER}]})
     snapshot = parse_snapshot(scenarios.healthy().to_json())
     with contextlib.ExitStack() as stack:
         running = []

@@ -17,6 +17,7 @@ from benchmarks.corpus_eval import load_corpus
 from bot.cli import main
 from bot.corpus.export import export_corpus
 from bot.diagnosis import Diagnosis, Finding, Subject
+from bot.snapshot.data import dump_json
 from bot.store import StoredDiagnosis, Verdict, open_store
 from bot.verdicts import Choice, kept_input, read_choice
 from tests.support.corpus import CORPUS
@@ -43,7 +44,7 @@ def kept(id_letter: str, diagnosis: Diagnosis, text: str = RAY_STATUS) -> Stored
         trigger="slash",
         cluster="gpu-prod",
         input=text,
-        diagnosis=diagnosis.model_dump_json(),
+        diagnosis=dump_json(diagnosis),
         asked_cause=5 if diagnosis.findings else None,
         posted_at=T0,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from bot.catalogue import Rule
@@ -646,7 +646,7 @@ def _orphan_scheduler_events(ctx: Context, seen: set[tuple[str, str]]) -> Iterat
             # A long message wrapped over several pasted lines: the lines after its head carry
             # more counted reasons of the same message.
             joined = f"{previous.message.rstrip(' ,')}, {event.message}"
-            latest[key] = previous.model_copy(update={"message": joined[:20_000]})
+            latest[key] = replace(previous, message=joined[:20_000])
         else:
             latest[key] = event
     for (namespace, name), event in latest.items():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from bot.read import constructor_calls, kubelet_message, python_code
@@ -49,7 +50,7 @@ def _fill(primary: M, other: M) -> M:
         mine, theirs = getattr(primary, name), getattr(other, name)
         if mine == default and theirs != default:
             updates[name] = theirs
-    return primary.model_copy(update=updates) if updates else primary
+    return replace(primary, **updates) if updates else primary
 
 
 def _merge_pods(records: list[PodRecord]) -> list[PodRecord]:
@@ -94,9 +95,9 @@ def _attach_events(events: list[Event], records: list[PodRecord]) -> list[Event]
         target = records[0].pod
     if target is None:
         return events
-    update = {"object_kind": "Pod", "object_name": target.name, "namespace": target.namespace}
+    update: dict[str, Any] = {"object_kind": "Pod", "object_name": target.name, "namespace": target.namespace}
     return [
-        event.model_copy(update=update)
+        replace(event, **update)
         if event.object_name is None and event.reason in _SCHEDULING_REASONS
         else event
         for event in events
@@ -115,13 +116,13 @@ def _settle_pods(records: list[PodRecord], events: list[Event]) -> list[Pod]:
     for record in records:
         pod = record.pod
         if not record.has_status and pod.phase == "Unknown" and pod.name in mentioned:
-            pod = pod.model_copy(update={"phase": "Pending"})
+            pod = replace(pod, phase="Pending")
         message = failed.get(pod.name)
         if pod.phase == "Pending" and message is not None and pod.condition("PodScheduled") is None:
             scheduled = Condition(
                 type="PodScheduled", status="False", reason="Unschedulable", message=message
             )
-            pod = pod.model_copy(update={"conditions": [*pod.conditions, scheduled]})
+            pod = replace(pod, conditions=[*pod.conditions, scheduled])
         pods.append(pod)
     return pods
 
@@ -167,7 +168,7 @@ def _nodes(found: Found) -> list[Node]:
     unnamed = found.unnamed_nodes
     if len(unnamed) > 1:
         for number, index in enumerate(unnamed, start=1):
-            nodes[index] = nodes[index].model_copy(update={"name": numbered_unnamed_node(number)})
+            nodes[index] = replace(nodes[index], name=numbered_unnamed_node(number))
     by_name: dict[str, Node] = {}
     for node in nodes:
         by_name[node.name] = _fill(by_name[node.name], node) if node.name in by_name else node
@@ -240,10 +241,7 @@ def _label_ray_roles(pods: list[Pod], found: Found) -> list[Pod]:
     if not (_shows_ray_cluster(found) or (heads and has_workers)):
         return pods
     return [
-        pod.model_copy(update={"labels": {**pod.labels, **roles[pod.name]}, "is_ray": True})
-        if roles.get(pod.name)
-        else pod
-        for pod in pods
+        replace(pod, labels={**pod.labels, **roles[pod.name]}) if roles.get(pod.name) else pod for pod in pods
     ]
 
 
