@@ -19,7 +19,7 @@ production Kubernetes cluster that also runs several KubeRay clusters:
   (a few workers never joined), ALIVE and DEAD actors, placement groups, jobs, Serve applications
   and ``demands`` entries drawn from a few hundred distinct shapes.
 
-Every object is validated (``Model.model_validate`` on a plain dict, as a snapshot file is
+Every object is validated (``load(Model, data)`` on a plain dict, as a snapshot file is
 loaded), and each Pod gets its own nested objects. The output is deterministic for a seed.
 
 The parts live in ``benchmarks/synth/``, one concept to a module: ``common`` (units, label keys,
