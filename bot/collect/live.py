@@ -120,12 +120,18 @@ def pod_ray_cluster(
     try:
         from kubernetes.client import CoreV1Api  # noqa: PLC0415 - lazy: only alert lookups need it
 
-        found = CoreV1Api(api).read_namespaced_pod(pod, namespace, _request_timeout=timeout_s)
-    except Exception as error:  # 404, 403, a timeout or a malformed answer: no owner known
+        # A list narrowed to the one name, not a get: the shipped ClusterRole grants `list` on Pods
+        # (READ_SCOPES) and nothing more, and a list of no match is an empty answer, not a 404.
+        answer = CoreV1Api(api).list_namespaced_pod(
+            namespace, field_selector=f"metadata.name={pod}", limit=1, _request_timeout=timeout_s
+        )
+    except Exception as error:  # 403, a timeout or a malformed answer: no owner known
         LOG.info("cannot look up pod %s/%s: %s", namespace, pod, str(error).splitlines()[0][:200])
         return None
     finally:
         api.close()
+    items = getattr(answer, "items", None) or []
+    found = items[0] if isinstance(items, list) and items else None
     metadata = getattr(found, "metadata", None)
     labels = getattr(metadata, "labels", None) or {}
     owner = labels.get("ray.io/cluster") if isinstance(labels, dict) else None

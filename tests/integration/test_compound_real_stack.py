@@ -52,6 +52,7 @@ from tests.deploy.manifests import BOT_NAMESPACE, render
 from tests.support.controlplane import CONTEXT, ControlPlane, pid_alive
 from tests.support.kubelet import KubeletNode, StandInKubelet
 from tests.support.probe_cluster import wait_for_demands
+from tests.support.rbac import install_shipped_rbac, service_account_kubeconfig
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
@@ -59,10 +60,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
 REPO = Path(__file__).resolve().parents[2]
 NS = "ml"
 CLUSTER = "compound"
-SERVICE_ACCOUNT = "raydiag"
 POOL = "raydiag.test/pool"
 IMAGE = "rayproject/ray:2.9.3"
-RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 GPU_LABELS = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
 NODES = [
     KubeletNode("cpu-node", {"cpu": "4", "memory": "16Gi", "pods": "110"}, labels={POOL: "cpu"}),
@@ -132,32 +131,6 @@ class Stack:
     dashboard_url: str
     kubeconfig: Path  # the ServiceAccount's token, context CONTEXT
     pods: dict[str, str]  # group (or "head") -> Pod name
-
-
-def install_shipped_rbac(plane: ControlPlane) -> list[str]:
-    """deploy/base's ServiceAccount and RBAC objects, as ``kubectl kustomize`` renders them."""
-    from kubernetes import utils
-
-    plane.namespace(BOT_NAMESPACE)
-    applied = []
-    for body in render("base"):
-        if body["kind"] in RBAC_KINDS:
-            utils.create_from_dict(plane.client(), dict(body), namespace=BOT_NAMESPACE)  # type: ignore[no-untyped-call]
-            applied.append(f"{body['kind']}/{body['metadata']['name']}")
-    return applied
-
-
-def service_account_kubeconfig(plane: ControlPlane, path: Path, account: str = SERVICE_ACCOUNT) -> Path:
-    """A kubeconfig holding a token minted for a ServiceAccount of the bot's namespace by the
-    TokenRequest API (audiences left to the API server: its own)."""
-    from kubernetes import client
-
-    core: Any = client.CoreV1Api(plane.client())
-    request = client.AuthenticationV1TokenRequest(
-        spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
-    )
-    token = core.create_namespaced_service_account_token(account, BOT_NAMESPACE, body=request).status.token
-    return plane.write_kubeconfig(path, account, token)
 
 
 @dataclass(frozen=True)

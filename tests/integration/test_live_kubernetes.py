@@ -37,12 +37,12 @@ from bot.classify import classify
 from bot.collect.kubernetes import READ_SCOPES
 from bot.collect.live import Target, collect_live, kubernetes_client
 from bot.snapshot.model import Snapshot
-from tests.integration.test_compound_real_stack import install_shipped_rbac, service_account_kubeconfig
 from tests.support import scenarios
 from tests.support.cluster import CLUSTER, NS, Bundle
 from tests.support.controlplane import CONTEXT, ControlPlane, pid_alive
 from tests.support.kube_api import Fault, KubeAPI, ObjectStore, serve
 from tests.support.kubelet import KubeletNode, StandInKubelet, Waiting
+from tests.support.rbac import install_shipped_rbac, service_account_kubeconfig
 from tests.support.waiting import eventually
 
 REPO = Path(__file__).resolve().parents[2]

@@ -22,11 +22,11 @@ import pytest
 import yaml
 
 from bot.store import open_store
-from tests.integration.test_compound_real_stack import install_shipped_rbac, service_account_kubeconfig
 from tests.support import cluster
 from tests.support.bot_process import BotProcess, bot_process, free_port
 from tests.support.controlplane import CONTEXT, ControlPlaneUnavailable, running_controlplane
 from tests.support.postgres import PostgresServer, shared
+from tests.support.rbac import install_shipped_rbac, service_account_kubeconfig
 from tests.support.slack_api import serve_slack
 from tests.support.waiting import eventually
 

@@ -6,11 +6,15 @@ in ``alertmanager.channel``; Alertmanager's re-sends with the same findings get 
 resolution gets one line in that thread. A wrong token or a body that is not a notification is
 refused and changes nothing.
 
-Kubernetes here is one read: the receiver GETs the alert's Pod to find its RayCluster; the diagnosis
-itself is the recorded scenario's snapshot (``recorded``), not a live read. The loopback API server
-serves that Pod from the scenario. Not yet moved to the real control plane (issue 24, point 5): a
-real one could serve the Pod, and this module is the next to move; the live diagnosis path itself
-runs on the real plane in tests/integration/test_compound_real_stack.py.
+Kubernetes here is one read: the receiver lists the alert's Pod by name to find its RayCluster; the
+diagnosis itself is the recorded scenario's snapshot (``recorded``), not a live read. That Pod is on
+the real control plane (tests/support/controlplane.py, one per module): created through
+kube-apiserver with the scenario's labels and owner, left Pending by kube-scheduler (no Node fits
+it), and read by the bot as the shipped ServiceAccount (deploy/base's RBAC, a TokenRequest token).
+Moving this test onto the real plane showed that the receiver's lookup was a GET, which the shipped
+ClusterRole (``list`` on pods, ``READ_SCOPES``) does not grant: kube-apiserver refused it with a 403
+and no alert was ever mapped to its cluster. The lookup is now a list narrowed to the one name. The
+live diagnosis path itself runs on the real plane in tests/integration/test_compound_real_stack.py.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from bot.collect.live import pod_ray_cluster
 from bot.config import load_config
 from bot.slack.alerts import webhook_receiver
 from bot.slack.app import build_app
@@ -36,13 +41,17 @@ from tests.slack.test_triggers_metered import counted
 from tests.support import scenarios
 from tests.support.alertmanager import serve_alertmanager
 from tests.support.bolt_server import serving
-from tests.support.cluster import NS
-from tests.support.kube_api import ObjectStore, serve
+from tests.support.cluster import CLUSTER, NS
+from tests.support.controlplane import CONTEXT, ControlPlane
+from tests.support.rbac import install_shipped_rbac, service_account_kubeconfig
 from tests.support.slack_api import SlackWebAPI, serve_slack
 from tests.support.waiting import eventually
 
 TOKEN = "2f1c0d9e8b7a6f5e4d3c2b1a0f9e8d7c"
 ALERTS_CHANNEL = "C0ALERTS01"
+# The Pod GET reaches a real kube-apiserver; the webhook's own server shares loopback addresses.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-ray")]
+
 LABELS = {"alertname": "KubePodNotReady", "severity": "warning", "namespace": NS, "pod": scenarios.PENDING}
 
 
@@ -52,20 +61,49 @@ def slack() -> Iterator[SlackWebAPI]:
         yield api
 
 
-@pytest.fixture
-def bot_server(tmp_path: Path, slack: SlackWebAPI) -> Iterator[tuple[str, Bot]]:
+@pytest.fixture(scope="module")
+def kubeconfig(plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The alert's Pod on the real plane, as the scenario has it (labels, owner, GPU request and
+    selector), left Pending by the real scheduler; the shipped ServiceAccount's kubeconfig to read it."""
+    from kubernetes import client
+
+    install_shipped_rbac(plane)
+    plane.namespace(NS)
+    core: Any = client.CoreV1Api(plane.client())
     bundle = scenarios.third_gpu_worker_no_free_gpu()
-    with serve(ObjectStore.from_bundle(bundle)) as kube:
-        extra = {"alertmanager": {"channel": ALERTS_CHANNEL}}
-        path = write_config(tmp_path, kube.kubeconfig(tmp_path / "kubeconfig"), "http://127.0.0.1:9", extra)
-        bot = Bot(config=load_config(path), diagnose=recorded(bundle))
-        app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
-        server = SlackHTTPServer(app, "127.0.0.1", 0, alertmanager=webhook_receiver(bot, app.client, TOKEN))
-        try:
-            with serving(server) as url:
-                yield url, bot
-        finally:
-            bot.runs.shutdown()
+    (pod,) = [p for p in bundle.kubernetes["pods"] if p["metadata"]["name"] == scenarios.PENDING]
+    metadata = {key: pod["metadata"][key] for key in ("name", "labels", "ownerReferences")}
+    spec = {key: pod["spec"][key] for key in ("containers", "nodeSelector", "tolerations")}
+    core.create_namespaced_pod(NS, body={"metadata": metadata, "spec": spec})
+
+    def refused() -> bool:
+        conditions = core.read_namespaced_pod(scenarios.PENDING, NS).status.conditions or []
+        return any(c.type == "PodScheduled" and c.reason == "Unschedulable" for c in conditions)
+
+    assert eventually(refused, 60), plane.tail("kube-scheduler")
+    return service_account_kubeconfig(plane, tmp_path_factory.mktemp("account") / "kubeconfig")
+
+
+@pytest.fixture
+def bot_server(tmp_path: Path, slack: SlackWebAPI, kubeconfig: Path) -> Iterator[tuple[str, Bot]]:
+    bundle = scenarios.third_gpu_worker_no_free_gpu()
+    extra = {"alertmanager": {"channel": ALERTS_CHANNEL}}
+    path = write_config(tmp_path, kubeconfig, "http://127.0.0.1:9", extra, context=CONTEXT)
+    bot = Bot(config=load_config(path), diagnose=recorded(bundle))
+    app = build_app(bot, token="xoxb-test", signing_secret=SECRET, api_url=slack.url)
+    server = SlackHTTPServer(app, "127.0.0.1", 0, alertmanager=webhook_receiver(bot, app.client, TOKEN))
+    try:
+        with serving(server) as url:
+            yield url, bot
+    finally:
+        bot.runs.shutdown()
+
+
+def test_the_shipped_service_account_finds_the_alerts_cluster(kubeconfig: Path) -> None:
+    # The receiver's lookup as the service runs it, with a token of the shipped ServiceAccount: a
+    # list narrowed to the Pod's name, which the ClusterRole grants (a GET was refused with a 403).
+    assert pod_ray_cluster(str(kubeconfig), CONTEXT, NS, scenarios.PENDING) == CLUSTER
+    assert pod_ray_cluster(str(kubeconfig), CONTEXT, NS, "no-such-pod") is None
 
 
 def _post(url: str, body: bytes, token: str | None) -> tuple[int, str]:
