@@ -8,8 +8,9 @@ and per format:
 
 - hit@1: the first finding's cause is a true one (``causes``, or ``also_ok``);
 - recall: every cause in ``causes`` is among the findings;
-- nothing recognised: the verdict is "unknown" (no format or state was recognised at all), as a
-  share of the cases that are not quiet;
+- nothing recognised: nothing in the text was read, no format, state or statement (the verdict is
+  "unknown" and there is no finding; a note on the person's own words alone leaves the verdict
+  unknown but is a reading), as a share of the cases that are not quiet;
 - false alarms: a warning or critical finding on a case that must stay quiet;
 - time per case.
 
@@ -170,7 +171,7 @@ def run_case(case: Case) -> Outcome:
         case=case,
         found=tuple(f.cause for f in diagnosis.findings),
         alarming=sum(1 for f in diagnosis.findings if f.severity != "info"),
-        recognised=diagnosis.verdict_layer != "unknown",
+        recognised=diagnosis.verdict_layer != "unknown" or bool(diagnosis.findings),
         seconds=seconds,
         rules=tuple(f.rule for f in diagnosis.findings),
     )

@@ -24,6 +24,8 @@ VerdictLayer = Literal["kubernetes", "ray", "application", "healthy", "unknown"]
 # reports agree on, added by the service (bot/similar) when nothing in a paste was recognised. It is
 # a lead from likeness, not a reading of the text, so it never makes a verdict of its own.
 SIMILAR_RULE = "similar-resolved-reports"
+# The source of evidence that quotes a sentence the person wrote (a retelling, not a tool's output).
+STATED_SOURCE = "user's words"
 
 
 class _Model(Record):
@@ -270,10 +272,16 @@ class Diagnosis(_Model):
         alarming = [f for f in self.findings if f.severity != "info"]
         if alarming:
             return alarming[0].layer
-        # A finding from likeness alone reads nothing in the text: the verdict stays unknown.
-        if self.figures or any(f.rule != SIMILAR_RULE for f in self.findings):
+        # A finding from likeness alone reads nothing in the text, and a note on the person's own
+        # words ("my tasks are pending") shows no tool output either: the verdict stays unknown.
+        if self.figures or any(f.rule != SIMILAR_RULE and not only_stated(f) for f in self.findings):
             return "healthy"
         return "unknown"
+
+
+def only_stated(finding: Finding) -> bool:
+    """Whether every line a finding quotes is the person's words rather than a tool's output."""
+    return bool(finding.evidence) and all(e.source == STATED_SOURCE for e in finding.evidence)
 
 
 def finding_key(finding: Finding) -> str:

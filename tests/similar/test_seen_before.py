@@ -20,7 +20,7 @@ import pytest
 from bot.catalogue import default_catalogue
 from bot.deliver.blocks.thread import render_thread
 from bot.diagnoser import NO_METER, Diagnoser
-from bot.diagnosis import SIMILAR_RULE, Diagnosis, SimilarReport
+from bot.diagnosis import SIMILAR_RULE, Diagnosis, SimilarReport, only_stated
 from bot.render.json_report import report_dict
 from bot.render.slack import MAX_BLOCKS
 from bot.render.text_report import render_markdown, render_text
@@ -258,8 +258,11 @@ def test_nothing_recognised_gets_an_info_finding_that_says_where_it_comes_from(
     unrecognised: Diagnosis,
 ) -> None:
     assert unrecognised.verdict_layer == "unknown"
-    [finding] = unrecognised.findings
-    assert finding.rule == SIMILAR_RULE and finding.severity == "info"
+    # The sentence's own words only give the open "Ray work is said to wait" note (no cause, no
+    # tool output read), which leaves the verdict unknown and the likeness finding its place.
+    [finding] = [f for f in unrecognised.findings if f.rule == SIMILAR_RULE]
+    assert all(only_stated(f) and f.cause is None for f in unrecognised.findings if f is not finding)
+    assert finding.severity == "info"
     assert finding.cause == 5 and finding.code == "RD0500"
     assert finding.evidence and all(e.source.startswith("resolved report ") for e in finding.evidence)
     catalogue = default_catalogue()
@@ -268,8 +271,8 @@ def test_nothing_recognised_gets_an_info_finding_that_says_where_it_comes_from(
     assert "not from anything read in this text" in english and "[INFO]" in english
     assert "来自与那些报告的相似性" in chinese and "[提示]" in chinese
     report = report_dict(unrecognised, catalogue, "en")
-    assert [f["severity"] for f in report["findings"]] == ["info"]
-    assert report["findings"][0]["cause"] == 5
+    assert {f["severity"] for f in report["findings"]} == {"info"}
+    assert [f["cause"] for f in report["findings"] if f["cause"] is not None] == [5]
 
 
 @pytest.mark.parametrize(

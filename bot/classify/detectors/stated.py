@@ -20,12 +20,11 @@ from bot.catalogue import Rule
 from bot.classify.context import RAY_NODE_TYPE_LABEL, Context
 from bot.classify.registry import Hit, detector
 from bot.classify.versions import image_tag
-from bot.diagnosis import Evidence, Subject
+from bot.diagnosis import STATED_SOURCE, Evidence, Subject
 from bot.snapshot.stated import Stated, StatedNodeGpus
 
 __all__ = ["stated_evidence", "stated_node_gpus"]
 
-STATED_SOURCE = "user's words"
 _MAX_QUOTE = 600
 _MAX_EVIDENCE = 4
 # The pairs of places whose versions must agree: what connects from outside against the cluster,
