@@ -10,14 +10,13 @@ replica's constructor) or Serve's "failed to start ... times in a row", which it
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import field
-from functools import lru_cache
 from typing import Literal
 
 from bot.catalogue import Rule
 from bot.classify.context import Context
+from bot.classify.detectors.text import alternation, check_patterns
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.base import StrictRecord
@@ -35,16 +34,7 @@ class ConstructorParams(StrictRecord):
     def __post_init__(self) -> None:
         if not self.patterns:
             raise ValueError("patterns: should have at least 1 item")
-        for pattern in self.patterns:
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"patterns: {pattern!r} does not compile: {error}") from error
-
-
-@lru_cache(maxsize=16)
-def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
+        check_patterns("patterns", self.patterns)
 
 
 @detector("constructor_cannot_bind", ("class", "init", "call", "error"), ConstructorParams)
@@ -57,7 +47,7 @@ def constructor_cannot_bind(ctx: Context, rule: Rule) -> Iterable[Hit]:
     if not mismatches:
         return
     patterns = tuple(params.patterns)
-    pattern = _alternation(patterns)
+    pattern = alternation(patterns)
     confirming: list[str] = []
     for text in ctx.texts_that_may_match(*patterns):
         if pattern.search(text.searched) is not None and text.text not in confirming:

@@ -16,13 +16,12 @@ here; so is the error with no code beside it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import field
-from functools import lru_cache
 
 from bot.catalogue import Rule
 from bot.classify.context import Context
+from bot.classify.detectors.text import alternation, check_patterns
 from bot.classify.registry import Hit, detector
 from bot.diagnosis import Evidence, Subject
 from bot.snapshot.base import StrictRecord
@@ -37,16 +36,7 @@ class CodeGpusParams(StrictRecord):
     def __post_init__(self) -> None:
         if not self.patterns:
             raise ValueError("patterns: should have at least 1 item")
-        for pattern in self.patterns:
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"patterns: {pattern!r} does not compile: {error}") from error
-
-
-@lru_cache(maxsize=16)
-def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
+        check_patterns("patterns", self.patterns)
 
 
 @detector("code_hides_gpus", ("message", "work"), CodeGpusParams)
@@ -55,7 +45,7 @@ def code_hides_gpus(ctx: Context, rule: Rule) -> Iterable[Hit]:
     if ray is None or not ray.work_without_gpus:
         return
     patterns = tuple(CodeGpusParams(**rule.params).patterns)
-    pattern = _alternation(patterns)
+    pattern = alternation(patterns)
     # The words CUDA printed, each with the first line that shows them.
     errors: dict[str, str] = {}
     for text in ctx.texts_that_may_match(*patterns):

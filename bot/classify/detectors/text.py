@@ -54,11 +54,7 @@ class TextParams(StrictRecord):
         for name, values in (("patterns", self.patterns), ("retold", self.retold), ("exclude", self.exclude)):
             if not values:
                 continue
-            for pattern in values:
-                try:
-                    re.compile(pattern)
-                except re.error as error:
-                    raise ValueError(f"{name}: pattern {pattern!r} does not compile: {error}") from error
+            check_patterns(name, values)
             try:
                 _any_of(tuple(values))
             except re.error as error:  # e.g. a back-reference to a named group
@@ -67,6 +63,23 @@ class TextParams(StrictRecord):
                 ) from error
         if self.quote is not None and not any(self.quote in _compiled(p).groupindex for p in self.searched):
             raise ValueError(f"quote: {self.quote!r} is not a named group of any pattern")
+
+
+def check_patterns(name: str, patterns: Iterable[str]) -> None:
+    """That each of a rule's patterns compiles; ``name`` is the parameter that holds them. For the
+    parameter checks of every detector that reads lines with patterns of its rule."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"{name}: pattern {pattern!r} does not compile: {error}") from error
+
+
+@lru_cache(maxsize=64)
+def alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern that matches where any of ``patterns`` does, their groups kept (a rule whose
+    patterns share a group name uses ``_any_of`` instead)."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
 
 
 @lru_cache(maxsize=256)
